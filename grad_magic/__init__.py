@@ -1,0 +1,50 @@
+"""grad_magic: PyTorch autograd and device errors that explain themselves in the notebook.
+
+    %load_ext grad_magic
+    %%gradcheck            # on a cell: run it under anomaly detection and tracking hooks
+    %gradfix               # put the last proposed fixed cell into the next input
+
+Python API, without IPython: `with grad_magic.capture() as run: ...`, `last_diagnoses()`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .capture import Capture, CaptureOptions, capture
+from .model import Diagnosis, Fix, SourceLine, TensorFact, TextEdit
+from .state import last_diagnoses, last_diagnosis
+
+__version__ = "0.1.0"
+__all__ = ["Capture", "CaptureOptions", "Diagnosis", "Fix", "SourceLine", "TensorFact", "TextEdit",
+           "capture", "last_diagnoses", "last_diagnosis", "load_ipython_extension",
+           "unload_ipython_extension"]
+
+_MAGIC_CLASSES: tuple = ()
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext grad_magic`: register the magics."""
+    from .magics import GradMagics
+
+    global _MAGIC_CLASSES
+    classes = [GradMagics]
+    try:
+        from .device_magic import DeviceMagics
+
+        classes.append(DeviceMagics)
+    except ImportError:  # pragma: no cover - the device report ships in the same package
+        pass
+    for cls in classes:
+        shell.register_magics(cls)
+    _MAGIC_CLASSES = tuple(classes)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """`%unload_ext grad_magic`: remove every magic the extension registered."""
+    global _MAGIC_CLASSES
+    for cls in _MAGIC_CLASSES:
+        for kind, names in cls.magics.items():
+            for name in names:
+                shell.magics_manager.magics[kind].pop(name, None)
+        shell.magics_manager.registry.pop(cls.__name__, None)
+    _MAGIC_CLASSES = ()

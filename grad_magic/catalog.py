@@ -1,0 +1,89 @@
+"""Every sentence grad_magic says, once per language.
+
+Rules and renderers ask for a message by key and pass named parameters; wording lives only here.
+A test fails when a key lacks a language or two languages disagree on the parameters.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+from . import state
+
+MESSAGES: Dict[str, Dict[str, str]] = {
+    # -- the generic diagnosis (an error no rule knows) --
+    "generic.title": {
+        "en": "{error_type} in your cell",
+        "zh": "单元格中出现 {error_type}",
+    },
+    "generic.summary": {
+        "en": "grad_magic has no specific rule for this error; here is what it saw.",
+        "zh": "grad_magic 暂无针对此错误的专门规则；以下是它观察到的情况。",
+    },
+    "generic.what": {
+        "en": "{error_type}: {error_message}",
+        "zh": "{error_type}：{error_message}",
+    },
+    "generic.why": {
+        "en": "The tensors named on the failing line are listed below with their device, dtype, shape "
+              "and requires_grad: mismatches between them are the usual cause.",
+        "zh": "下方列出了出错行中各张量的设备、数据类型、形状和 requires_grad：它们之间的不一致通常就是原因。",
+    },
+    "generic.why_no_tensors": {
+        "en": "No tensor is named on the failing line.",
+        "zh": "出错行中没有出现张量变量。",
+    },
+    "where.line": {
+        "en": "line {lineno} of the cell",
+        "zh": "单元格第 {lineno} 行",
+    },
+    "where.unknown": {
+        "en": "outside the cell's own lines (inside a library call)",
+        "zh": "不在单元格自身的代码行中（在库函数内部）",
+    },
+    "note.internal_error": {
+        "en": "internal error in grad_magic rule {slug!r}: {error}",
+        "zh": "grad_magic 规则 {slug!r} 内部出错：{error}",
+    },
+    # -- card labels --
+    "card.what": {"en": "What happened", "zh": "发生了什么"},
+    "card.why": {"en": "Why", "zh": "原因"},
+    "card.where": {"en": "Where", "zh": "位置"},
+    "card.tensors": {"en": "Tensors involved", "zh": "相关张量"},
+    "card.fix": {"en": "Fix", "zh": "修复"},
+    "card.fixed_cell": {"en": "Fixed cell", "zh": "修复后的单元格"},
+    "card.no_fix": {
+        "en": "No automatic fix: the cause could not be pinned down safely.",
+        "zh": "没有自动修复：无法可靠地确定原因。",
+    },
+    "card.original_error": {"en": "Original error", "zh": "原始错误"},
+    "card.versions": {"en": "Versions", "zh": "版本"},
+    "card.gradfix_hint": {
+        "en": "Run %gradfix to put the fixed cell in the next input.",
+        "zh": "运行 %gradfix 可将修复后的单元格放入下一个输入。",
+    },
+    "card.notes": {"en": "Notes", "zh": "备注"},
+    "card.column.name": {"en": "name", "zh": "名称"},
+    "card.column.shape": {"en": "shape", "zh": "形状"},
+    "card.column.dtype": {"en": "dtype", "zh": "类型"},
+    "card.column.device": {"en": "device", "zh": "设备"},
+    "card.column.requires_grad": {"en": "requires_grad", "zh": "requires_grad"},
+    "card.column.version": {"en": "version", "zh": "版本号"},
+    "card.severity.error": {"en": "error", "zh": "错误"},
+    "card.severity.warning": {"en": "warning", "zh": "警告"},
+    # -- %gradfix --
+    "gradfix.none": {
+        "en": "No fixed cell to insert: the last %%gradcheck run proposed none.",
+        "zh": "没有可插入的修复单元格：上一次 %%gradcheck 运行没有给出修复。",
+    },
+    "gradfix.inserted": {
+        "en": "The fixed cell is in the next input ({description}).",
+        "zh": "修复后的单元格已放入下一个输入（{description}）。",
+    },
+}
+
+
+def message(key: str, language: str = "", **params: object) -> str:
+    """The message `key` in `language` (default: the chosen language), filled with `params`."""
+    entry = MESSAGES[key]
+    text = entry.get(language or state.language()) or entry["en"]
+    return text.format(**params) if params else text

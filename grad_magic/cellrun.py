@@ -1,0 +1,116 @@
+"""Run a `%%gradcheck` body in IPython with a plain cell's semantics, under a capture session.
+
+IPython wiring only (the work lives in capture/engine): the body is transformed like any cell
+(%magics, !cmd), compiled against the cell's own cached name so tracebacks read `Cell In[N], line L`
+with the editor's line numbers (the `%%gradcheck` line is line 1), executed in the user namespace, and
+its last expression becomes the cell's value. On failure the user's own exception propagates (the
+cell is marked failed) after the card is shown.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from types import CodeType, TracebackType
+from typing import Any, Optional, Tuple
+
+from .capture import Capture, CaptureOptions
+from .engine import diagnose_and_remember
+
+MAGIC_LINE = "%%gradcheck"
+
+
+def cell_text(line: str, body: str) -> str:
+    """The cell as the user typed it (best reconstruction): magic line, then the body."""
+    return MAGIC_LINE + (" " + line.strip() if line.strip() else "") + "\n" + body
+
+
+def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) -> Any:
+    __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
+    source = cell_text(line, body)
+    filename = shell.compile.cache(source, _cell_number(shell))
+    run = Capture(options, filename=filename, source=source)
+    try:
+        with run:
+            module, last = _compile(shell, body, filename)
+            value = _execute(shell, module, last)
+    except BaseException as exc:
+        _report(shell, run, options)
+        raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
+    _report(shell, run, options)
+    return None if _ends_with_semicolon(body) else value
+
+
+def _cell_number(shell: Any) -> int:
+    """The N of `In[N]` for the running cell: the number IPython gave the frame that called us.
+
+    NB: IPython 9 counts up before running a cell, IPython 7 after, so `execution_count` alone is off by
+    one in one of them; the cell's own compiled name is right in both.
+    """
+    names = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = names.get(frame.f_code.co_filename)
+        if number is not None:
+            return number
+        frame = frame.f_back
+    return shell.execution_count
+
+
+def _compile(shell: Any, body: str, filename: str) -> Tuple[CodeType, Optional[CodeType]]:
+    """Compile the body with its line numbers shifted to where the editor shows them."""
+    python = shell.transform_cell(body)
+    # NB: IPython's cleanup transforms drop leading blank lines; pad them back so lines stay true.
+    dropped = _leading_newlines(body) - _leading_newlines(python)
+    tree = shell.compile.ast_parse("\n" * (1 + max(0, dropped)) + python, filename=filename)
+    tree = shell.transform_ast(tree)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = shell.compile(ast.Expression(tree.body.pop().value), filename, "eval")
+    return shell.compile(tree, filename, "exec"), last
+
+
+def _leading_newlines(text: str) -> int:
+    return text[:len(text) - len(text.lstrip())].count("\n")
+
+
+def _execute(shell: Any, module: CodeType, last: Optional[CodeType]) -> Any:
+    __tracebackhide__ = True  # noqa: F841
+    exec(module, shell.user_global_ns, shell.user_ns)
+    return eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
+
+
+def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
+    """Diagnose and show the cards. Never raises: the user's own outcome matters more."""
+    try:
+        if run.record is None or _is_own_syntax_error(run.record):
+            return
+        diagnoses = diagnose_and_remember(run.record, shell.user_ns)
+        run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
+        from IPython.display import display
+
+        for d in diagnoses:
+            if d.severity == "warning" and options.quiet:
+                continue
+            display(d)
+    except Exception:
+        pass
+
+
+def _is_own_syntax_error(record: Any) -> bool:
+    """Python's own message for a syntax error in the cell says it all: no card."""
+    exc = record.exception
+    return isinstance(exc, SyntaxError) and exc.filename == record.filename
+
+
+def _from_cell(tb: Optional[TracebackType], filename: str) -> Optional[TracebackType]:
+    """The traceback from the cell's own frame inward (our frames in between are noise)."""
+    start = tb
+    while start is not None and start.tb_frame.f_code.co_filename != filename:
+        start = start.tb_next
+    return start if start is not None else tb
+
+
+def _ends_with_semicolon(body: str) -> bool:
+    """A trailing `;` silences the value, as in a plain cell."""
+    lines = [ln for ln in body.rstrip().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return bool(lines) and lines[-1].split("#", 1)[0].rstrip().endswith(";")

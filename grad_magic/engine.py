@@ -1,0 +1,63 @@
+"""Diagnose a run: apply the rules to a RunRecord and remember the result.
+
+Never raises: a rule that crashes becomes a note, and if everything fails the user's own error is
+still shown by whoever called us.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, List, Mapping, Optional
+
+from . import state
+from .model import ERROR, WARNING, Diagnosis
+from .record import RunRecord
+from .rules import rules_of
+from .rules.context import RuleContext
+from .rules.generic import generic
+
+
+def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = "") -> List[Diagnosis]:
+    """The diagnoses of one run, most important first: the error (if any), then warnings."""
+    ctx = RuleContext(record, namespace, language)
+    notes: List[str] = []
+    found: List[Diagnosis] = []
+    if record.exception is not None and not isinstance(record.exception, KeyboardInterrupt):
+        error = _first_match(ctx, notes) or _safe_generic(ctx, notes)
+        if error is not None:
+            found.append(error)
+    for r in rules_of(WARNING):
+        d = _apply(r.slug, r.fn, ctx, notes)
+        if d is not None:
+            found.append(d)
+    if notes and found:
+        found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
+    return found
+
+
+def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> List[Diagnosis]:
+    try:
+        found = diagnose(record, namespace)
+    except Exception:  # NB: a bug in the engine must never hide the user's error
+        found = []
+    state.remember(found)
+    return found
+
+
+def _first_match(ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
+    for r in rules_of(ERROR):
+        d = _apply(r.slug, r.fn, ctx, notes)
+        if d is not None:
+            return d
+    return None
+
+
+def _safe_generic(ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
+    return _apply("generic", generic, ctx, notes)
+
+
+def _apply(slug: str, fn: Any, ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
+    try:
+        return fn(ctx)
+    except Exception as e:
+        notes.append(ctx.say("note.internal_error", slug=slug, error=f"{type(e).__name__}: {e}"))
+        return None

@@ -1,0 +1,61 @@
+"""The IPython magics: option parsing and wiring only. The work lives in importable modules."""
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from . import catalog, state
+from .capture import CaptureOptions
+from .cellrun import run_cell_checked
+
+
+@magics_class
+class GradMagics(Magics):
+    @magic_arguments()
+    @argument("--fast", action="store_true",
+              help="no anomaly detection (near plain speed); in-place, device and optimizer tracking stay on")
+    @argument("--no-nan-check", action="store_true",
+              help="anomaly detection without its NaN check in backward")
+    @argument("--quiet", action="store_true", help="show cards for errors only, not for warnings")
+    @argument("-h", "--help", action="store_true", help="show this help and run nothing")
+    @cell_magic
+    def gradcheck(self, line: str, cell: str) -> Any:
+        """Run the cell as usual, under torch anomaly detection and grad_magic's tracking hooks.
+
+        When the cell fails -- or silently goes wrong, like gradients never zeroed -- a card explains
+        what happened, why and where, and proposes a fixed cell (%gradfix puts it in the next input).
+        The cell's namespace, line numbers, result and errors are those of a plain cell.
+        """
+        args = _parse(self.gradcheck, line)
+        if args.help:
+            print(_usage(self.gradcheck, full=True))
+            return None
+        options = CaptureOptions(anomaly=not args.fast, check_nan=not args.no_nan_check,
+                                 quiet=args.quiet)
+        return run_cell_checked(self.shell, line, cell, options)
+
+    @line_magic
+    def gradfix(self, line: str) -> None:
+        """Put the fixed cell proposed by the last %%gradcheck run into the next input."""
+        fixed = next((d.fix for d in state.last_diagnoses() if d.fix is not None), None)
+        if fixed is None:
+            print(catalog.message("gradfix.none"))
+            return
+        self.shell.set_next_input(fixed.source, replace=False)
+        print(catalog.message("gradfix.inserted", description=fixed.description))
+
+
+def _parse(magic: Any, line: str) -> Any:
+    try:
+        return parse_argstring(magic, line)
+    except UsageError as e:
+        raise UsageError(f"{e}\n{_usage(magic)}\nRun `%%gradcheck --help` for the options.") from None
+
+
+def _usage(magic: Any, full: bool = False) -> str:
+    """argparse's usage text, spelled as the user types the cell magic."""
+    text = magic.parser.format_help() if full else magic.parser.format_usage()
+    return text.replace("::\n\n  %gradcheck", "usage: %%gradcheck", 1).strip()

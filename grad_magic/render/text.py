@@ -1,0 +1,71 @@
+"""The text card: what a terminal IPython shows (colour only where the terminal supports it)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Sequence
+
+from .. import catalog
+from ..model import Diagnosis
+from .common import diff_lines, excerpt, tensor_rows
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "dim": "\033[2m", "bold": "\033[1m",
+           "add": "\033[32m", "del": "\033[31m", "reset": "\033[0m"}
+
+
+def supports_color(stream: object = None) -> bool:
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def render(d: Diagnosis, color: bool = False) -> str:
+    def c(name: str, text: str) -> str:
+        return f"{_COLORS[name]}{text}{_COLORS['reset']}" if color else text
+
+    def say(key: str) -> str:
+        return catalog.message(key, d.language)
+
+    mark = "✖" if d.is_error else "⚠"
+    out: List[str] = [c(d.severity, f"{mark} grad_magic · {say('card.severity.' + d.severity)} · {d.kind}"),
+                      c("bold", d.title), f"  {d.summary}", ""]
+    out += [f"{say('card.what')}: {d.what}", f"{say('card.why')}: {d.why}",
+            f"{say('card.where')}: {d.where}"]
+    for line in excerpt(d):
+        if line.gap_before:
+            out.append("      ...")
+        prefix = "  > " if line.culprit else "    "
+        out.append(prefix + f"{line.lineno:>3} | {line.text}")
+    if d.tensors:
+        out += ["", f"{say('card.tensors')}:"]
+        header = tuple(say("card.column." + k) for k in
+                       ("name", "shape", "dtype", "device", "requires_grad", "version"))
+        out += ["  " + row for row in _table([header, *tensor_rows(d)])]
+    out.append("")
+    if d.fix is not None:
+        out.append(f"{say('card.fix')}: {d.fix.description}")
+        for sign, text in diff_lines(d):
+            out.append("  " + (c("add" if sign == "+" else "del", sign + " " + text)
+                               if sign in "+-" else c("dim", text)))
+        out += ["", f"{say('card.fixed_cell')}:"] + ["  " + ln for ln in d.fix.source.splitlines()]
+        out += ["", c("dim", say("card.gradfix_hint"))]
+    elif d.is_error:
+        out.append(say("card.no_fix"))
+    if d.error_type:
+        out.append(c("dim", f"{say('card.original_error')}: {d.error_type}: {_first_line(d)}"))
+    out.append(c("dim", f"{say('card.versions')}: " + " · ".join(f"{k} {v}" for k, v in d.versions)))
+    out += [c("dim", f"{say('card.notes')}: {n}") for n in d.notes]
+    return "\n".join(out)
+
+
+def _first_line(d: Diagnosis) -> str:
+    message = d.error_message or ""
+    first = message.splitlines()[0] if message else ""
+    return first[:300] + ("…" if len(first) > 300 or "\n" in message else "")
+
+
+def _table(rows: Sequence[Sequence[str]]) -> List[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]

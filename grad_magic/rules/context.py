@@ -1,0 +1,120 @@
+"""What a rule sees: the run record, the user's names, and helpers to say things in the user's words.
+
+Rules read from here and return a `Diagnosis`; they never render and never touch IPython.
+"""
+from __future__ import annotations
+
+import io
+import keyword
+import tokenize
+from functools import cached_property
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from .. import catalog, state
+from ..facts import fact_for
+from ..model import Diagnosis, Fix, SourceLine, TensorFact
+from ..names import NameIndex
+from ..record import RunRecord
+
+
+class RuleContext:
+    def __init__(self, record: RunRecord, namespace: Mapping[str, Any], language: str = "") -> None:
+        self.record = record
+        self.namespace = namespace
+        self.language = language or state.language()
+
+    # -- the error --
+    @property
+    def exception(self) -> Optional[BaseException]:
+        return self.record.exception
+
+    @property
+    def error_type(self) -> Optional[str]:
+        exc = self.record.exception
+        return type(exc).__name__ if exc is not None else None
+
+    @cached_property
+    def error_message(self) -> str:
+        exc = self.record.exception
+        if exc is None:
+            return ""
+        try:
+            return str(exc)
+        except Exception as e:  # a user exception whose __str__ raises
+            return f"<unprintable {type(exc).__name__}: {type(e).__name__}>"
+
+    # -- the cell --
+    @cached_property
+    def source_lines(self) -> List[str]:
+        return self.record.source.splitlines()
+
+    def line(self, lineno: Optional[int]) -> Optional[SourceLine]:
+        if lineno is None or not 1 <= lineno <= len(self.source_lines):
+            return None
+        return SourceLine(lineno, self.source_lines[lineno - 1])
+
+    # -- names --
+    @cached_property
+    def names(self) -> NameIndex:
+        return NameIndex(self.record.error_locals, self.namespace)
+
+    def facts_on_line(self, lineno: Optional[int]) -> Tuple[TensorFact, ...]:
+        """Tensors and modules named on a cell line, in the order they appear."""
+        found: List[TensorFact] = []
+        for dotted in dotted_names(self.record.source_line(lineno)):
+            parts = dotted.split(".")
+            while parts:  # `b.to` names `b`: the longest prefix that is a tensor or module
+                name = ".".join(parts)
+                fact = fact_for(name, self.names.lookup(name))
+                if fact is not None:
+                    if all(f.name != name for f in found):
+                        found.append(fact)
+                    break
+                parts.pop()
+        return tuple(found)
+
+    # -- wording --
+    def say(self, key: str, **params: object) -> str:
+        return catalog.message(key, self.language, **params)
+
+    def where(self, lineno: Optional[int]) -> str:
+        return self.say("where.line", lineno=lineno) if lineno else self.say("where.unknown")
+
+    def diagnosis(self, kind: str, severity: str, *, title: str, summary: str, what: str, why: str,
+                  where: str, lines: Sequence[Optional[int]] = (), names: Sequence[str] = (),
+                  tensors: Sequence[TensorFact] = (), fix: Optional[Fix] = None) -> Diagnosis:
+        """A Diagnosis carrying this run's error, source and versions."""
+        shown = tuple(sl for sl in (self.line(n) for n in lines) if sl is not None)
+        return Diagnosis(
+            kind=kind, severity=severity, title=title, summary=summary, what=what, why=why, where=where,
+            source=self.record.source, lines=shown, names=tuple(names), tensors=tuple(tensors),
+            error_type=self.error_type, error_message=self.error_message if self.exception else None,
+            fix=fix, versions=self.record.versions, language=self.language)
+
+
+def dotted_names(line: str) -> List[str]:
+    """`out = model.fc(x.grad) + w` -> ['out', 'model.fc', 'x.grad', 'w'] (names, not attributes of calls)."""
+    names: List[str] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return names
+    current: List[str] = []
+    previous = ""
+    for tok in tokens:
+        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and (
+                not current or previous == "."):
+            if not current and previous == ".":  # attribute of a call or subscript: not a name
+                previous = tok.string
+                continue
+            current.append(tok.string)
+        elif tok.type == tokenize.OP and tok.string == "." and current:
+            pass
+        else:
+            if current:
+                names.append(".".join(current))
+                current = []
+        previous = tok.string
+    if current:
+        names.append(".".join(current))
+    return names

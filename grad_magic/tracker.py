@@ -1,0 +1,109 @@
+"""The op tracker: a private TorchFunctionMode that only records.
+
+It sees the torch calls the user's code makes (calls made inside a torch function are not seen: torch
+pops the mode while it handles one). It never changes behaviour: every call returns
+`func(*args, **kwargs)` untouched, and an exception raised by the op propagates unchanged.
+Cost on the hot path: a name lookup and a few comparisons; frames are walked only when an op is recorded.
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+from collections import deque
+from typing import Any, Deque, Iterable, Optional, Set, Tuple
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from .record import OpEvent, TensorSnapshot
+
+# NB: `x += y` reaches the mode as `add_`; these dunders are the in-place ones that keep their name.
+_INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+                              "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+                              "__ixor__", "__ilshift__", "__irshift__", "__imatmul__"})
+MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
+
+
+def snapshot(t: torch.Tensor) -> TensorSnapshot:
+    """Metadata only: reading these never touches tensor data or synchronises a device."""
+    try:
+        ref: Optional[weakref.ref] = weakref.ref(t)
+    except TypeError:
+        ref = None
+    return TensorSnapshot(ident=id(t), shape=tuple(t.shape), dtype=str(t.dtype).replace("torch.", ""),
+                          device=str(t.device), version=t._version, requires_grad=t.requires_grad,
+                          is_leaf=t.is_leaf, ref=ref)
+
+
+def _tensors_in(value: Any) -> Iterable[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, torch.Tensor):
+                yield item
+
+
+class OpLog:
+    """Where the tracker writes. Owned by the capture session."""
+
+    def __init__(self, filename: Optional[str]) -> None:
+        self.filename = filename
+        self.inplace: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
+        self.failed: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
+        self.touched: Set[int] = set()  # ids of tensors changed in place since the last optimizer step
+        self.paused = 0  # > 0 while an optimizer steps: its own in-place updates are not the user's
+        self.dropped = 0
+
+    def user_lineno(self) -> Optional[int]:
+        """The innermost line of the user's cell on the current stack."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def add(self, queue: Deque[OpEvent], event: OpEvent) -> None:
+        if len(queue) == queue.maxlen:
+            self.dropped += 1
+        queue.append(event)
+
+
+class _OpTracker(TorchFunctionMode):
+    def __init__(self, log: OpLog) -> None:
+        super().__init__()
+        self._log = log
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+        kwargs = kwargs or {}
+        try:
+            result = func(*args, **kwargs)
+        except Exception:
+            self._record_failure(func, args, kwargs)
+            raise
+        if not self._log.paused:
+            name = getattr(func, "__name__", "")
+            if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
+                self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"
+                                     if name == "__setitem__" else "method")
+            elif kwargs.get("inplace") is True and args:
+                self._record_inplace(name, _tensors_in(args[0]), "inplace=True")
+            elif kwargs.get("out") is not None:
+                self._record_inplace(name, _tensors_in(kwargs["out"]), "out=")
+        return result
+
+    def _record_inplace(self, name: str, targets: Iterable[torch.Tensor], how: str) -> None:
+        log = self._log
+        shots: Tuple[TensorSnapshot, ...] = ()
+        for i, t in enumerate(targets):
+            log.touched.add(id(t))
+            if i < 4:  # NB: a foreach op may touch hundreds of tensors; four describe it
+                shots += (snapshot(t),)
+        log.add(log.inplace, OpEvent(name, log.user_lineno(), shots, how))
+
+    def _record_failure(self, func: Any, args: tuple, kwargs: dict) -> None:
+        log = self._log
+        shots = tuple(snapshot(t) for value in (*args, *kwargs.values()) for t in _tensors_in(value))
+        name = getattr(func, "__name__", repr(func))
+        log.add(log.failed, OpEvent(name, log.user_lineno(), shots[:16], "raised"))

@@ -1,0 +1,64 @@
+"""Shared fixtures. After every test the global torch / warnings state must be exactly as before."""
+from __future__ import annotations
+
+import sys
+import warnings
+
+import pytest
+import torch
+import torch.optim.optimizer as optimizer_module
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+
+import grad_magic
+
+# NB: created once, up front: creating the shell installs IPython's own warning filters, which must not
+# count as a change made by a test.
+SHELL = InteractiveShell.instance()
+
+
+def global_state() -> dict:
+    return {
+        "anomaly": torch.is_anomaly_enabled(),
+        "check_nan": torch.is_anomaly_check_nan_enabled(),
+        "function_modes": torch._C._len_torch_function_stack(),
+        "optimizer_pre_hooks": len(optimizer_module._global_optimizer_pre_hooks),
+        "optimizer_post_hooks": len(optimizer_module._global_optimizer_post_hooks),
+        "warning_filters": list(warnings.filters),
+        "showwarning": warnings.showwarning,
+        "excepthook": sys.excepthook,
+    }
+
+
+@pytest.fixture(autouse=True)
+def state_is_restored():
+    before = global_state()
+    yield
+    assert global_state() == before, "a test left global torch / warnings state changed"
+
+
+@pytest.fixture
+def shell():
+    """An IPython shell with grad_magic loaded, a clean namespace and captured display output."""
+    sh = SHELL
+    sh.reset(new_session=True)
+    sh.colors = "nocolor" if hasattr(sh, "colors") else sh.colors
+    sh.run_line_magic("load_ext", "grad_magic")
+    publisher, sh.display_pub = sh.display_pub, CapturingDisplayPublisher()
+    sh.display_pub.shell = sh
+    try:
+        yield sh
+    finally:
+        sh.display_pub = publisher
+        sh.run_line_magic("unload_ext", "grad_magic")
+        grad_magic.state.remember([])
+
+
+def run(sh, source: str):
+    """Run a cell as a notebook would (stored in history, numbered)."""
+    return sh.run_cell(source, store_history=True)
+
+
+def displayed(sh) -> list:
+    """The bundles displayed so far (CapturingDisplayPublisher keeps them)."""
+    return [out["data"] for out in sh.display_pub.outputs]

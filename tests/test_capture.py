@@ -1,0 +1,181 @@
+"""The capture session, without IPython: hooks on while inside, always off after, records kept."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import grad_magic
+from grad_magic import CaptureOptions, capture
+from grad_magic.capture import Capture
+
+
+def test_anomaly_detection_is_on_inside_and_restored_after():
+    with capture():
+        assert torch.is_anomaly_enabled() and torch.is_anomaly_check_nan_enabled()
+        assert torch._C._len_torch_function_stack() == 1
+    assert not torch.is_anomaly_enabled()
+
+
+def test_fast_mode_tracks_without_anomaly_detection():
+    with capture(CaptureOptions(anomaly=False)) as run:
+        assert not torch.is_anomaly_enabled()
+        t = torch.zeros(2)
+        t.add_(1)
+    assert [op.name for op in run.record.inplace_ops] == ["add_"]
+
+
+@pytest.mark.parametrize("exc_type", [RuntimeError, KeyboardInterrupt, SyntaxError])
+def test_every_exit_path_removes_the_hooks(exc_type):
+    with pytest.raises(exc_type):
+        with capture() as run:
+            kept = torch.ones(1)
+            raise exc_type("boom")
+    assert not torch.is_anomaly_enabled()
+    assert torch._C._len_torch_function_stack() == 0
+    assert run.record.exception is not None and kept is not None
+
+
+def test_syntax_error_from_compiled_code_inside_the_block():
+    with pytest.raises(SyntaxError):
+        with capture():
+            exec(compile("x = (", "<cell>", "exec"))
+    assert not torch.is_anomaly_enabled()
+
+
+def test_capture_inside_capture_restores_the_outer_state():
+    with capture():
+        with capture(CaptureOptions(check_nan=False)):
+            assert not torch.is_anomaly_check_nan_enabled()
+            assert torch._C._len_torch_function_stack() == 2
+        assert torch.is_anomaly_enabled() and torch.is_anomaly_check_nan_enabled()
+        assert torch._C._len_torch_function_stack() == 1
+    assert not torch.is_anomaly_enabled()
+
+
+def test_user_code_that_toggles_anomaly_mode_is_undone():
+    with capture():
+        torch.autograd.set_detect_anomaly(False)
+        assert not torch.is_anomaly_enabled()
+    assert not torch.is_anomaly_enabled()
+    torch.autograd.set_detect_anomaly(True)
+    try:
+        with capture(CaptureOptions(anomaly=False)):
+            pass
+        assert torch.is_anomaly_enabled()  # the user's own setting survives
+    finally:
+        torch.autograd.set_detect_anomaly(False)
+
+
+def test_inplace_ops_are_recorded_with_line_kind_and_version():
+    with capture() as run:
+        x = torch.zeros(3)
+        x += 1
+        x[0] = 5
+        torch.nn.functional.relu(x, inplace=True)
+        torch.add(x, 1, out=x)
+    ops = run.record.inplace_ops
+    assert [(op.name, op.how) for op in ops] == [
+        ("add_", "method"), ("__setitem__", "setitem"), ("relu", "inplace=True"), ("add", "out=")]
+    assert [op.targets[0].version for op in ops] == [1, 2, 3, 4]
+    assert all(op.targets[0].ident == id(x) for op in ops)
+    assert ops[0].lineno is not None and ops[1].lineno == ops[0].lineno + 1
+
+
+def test_failed_op_records_devices_of_its_arguments():
+    a, b = torch.zeros(2), torch.zeros(2, device="meta")
+    with pytest.raises(RuntimeError):
+        with capture() as run:
+            torch.cat([a, b])
+    op = run.record.failed_ops[-1]
+    assert op.name == "cat"
+    assert [t.device for t in op.targets] == ["cpu", "meta"]
+
+
+def test_records_keep_no_strong_reference_to_tensors():
+    import gc
+    import weakref
+
+    with capture() as run:
+        x = torch.zeros(3)
+        x.add_(1)
+    ref = weakref.ref(x)
+    del x
+    gc.collect()
+    assert ref() is None
+    assert run.record.inplace_ops[0].targets[0].ref() is None
+
+
+def test_warnings_are_recorded_and_still_shown(recwarn):
+    with capture() as run:
+        warnings.warn("watch out", UserWarning)
+    assert [w.message for w in run.record.warnings] == ["watch out"]
+    assert any("watch out" in str(w.message) for w in recwarn.list)
+
+
+def _train(steps: int, clear) -> Capture:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with capture() as run:
+        for i in range(steps):
+            clear(opt, model, i)
+            model(torch.ones(4, 3)).sum().backward()
+            opt.step()
+    return run
+
+
+def _never(opt, model, i):
+    pass
+
+
+def _zero_grad(opt, model, i):
+    opt.zero_grad()
+
+
+def _zero_grad_keep_tensors(opt, model, i):
+    opt.zero_grad(set_to_none=False)
+
+
+def _grad_none(opt, model, i):
+    for p in model.parameters():
+        p.grad = None
+
+
+@pytest.mark.parametrize("clear, stale", [
+    (_never, [0, 2, 2, 2]), (_zero_grad, [0, 0, 0, 0]), (_zero_grad_keep_tensors, [0, 0, 0, 0]),
+    (_grad_none, [0, 0, 0, 0])])
+def test_optimizer_steps_record_gradients_left_from_the_last_step(clear, stale):
+    run = _train(4, clear)
+    assert [s.stale_params for s in run.record.steps] == stale
+    assert all(s.optimizer_class == "SGD" and s.params_with_grad == 2 for s in run.record.steps)
+
+
+def test_deliberate_accumulation_is_not_stale():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.Adam(model.parameters())
+    with capture() as run:
+        opt.zero_grad()
+        for i in range(8):
+            model(torch.ones(4, 3)).sum().backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+    assert [s.stale_params for s in run.record.steps] == [0, 0]
+
+
+def test_optimizer_updates_are_not_recorded_as_user_inplace_ops():
+    run = _train(2, _zero_grad)
+    assert all(op.name not in ("add_", "_foreach_add_") for op in run.record.inplace_ops)
+
+
+def test_plain_capture_diagnoses_with_the_callers_names():
+    w = torch.tensor([1.0])
+    with pytest.raises(RuntimeError):
+        with capture() as run:
+            w.sum().backward()
+    assert run.diagnoses and run.diagnoses[0].severity == "error"
+    assert grad_magic.last_diagnosis() == run.diagnoses[0]
+    grad_magic.state.remember([])

@@ -1,0 +1,184 @@
+"""`%%gradcheck` runs a cell exactly as a plain cell would: namespace, lines, value, errors, options."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from IPython.core.error import UsageError
+
+import grad_magic
+from conftest import displayed, run
+
+FAILING = textwrap.dedent("""\
+    %%gradcheck
+    import torch
+    w = torch.tensor([1.0])
+    x = torch.tensor([2.0])
+
+    loss = (w * x).sum()
+    loss.backward()
+    after = 1
+""")
+
+
+def cell_frames(tb, filename_prefix="<ipython-input-"):
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(filename_prefix):
+            yield tb
+        tb = tb.tb_next
+
+
+def test_names_assigned_before_the_exception_survive(shell):
+    result = run(shell, FAILING)
+    assert not result.success
+    assert "w" in shell.user_ns and "loss" in shell.user_ns
+    assert "after" not in shell.user_ns
+
+
+def test_failure_raises_the_users_original_exception(shell):
+    result = run(shell, FAILING)
+    exc = result.error_in_exec
+    assert type(exc) is RuntimeError
+    assert "does not require grad" in str(exc)
+    assert sys.last_value is exc
+
+
+def test_traceback_points_at_the_editor_line(shell, capsys):
+    run(shell, FAILING)
+    frames = list(cell_frames(sys.last_traceback))
+    assert frames, "no frame of the cell in the traceback"
+    assert frames[-1].tb_lineno == 7  # the %%gradcheck line is line 1
+    out = capsys.readouterr().out
+    assert "Cell In[1], line 7" in out
+    assert "----> 7 loss.backward()" in out
+
+
+def test_blank_lines_at_the_top_of_the_body_keep_line_numbers(shell):
+    run(shell, "%%gradcheck\n\n\nraise ValueError('x')\n")
+    assert list(cell_frames(sys.last_traceback))[-1].tb_lineno == 4
+
+
+def test_debug_opens_at_the_original_frame(shell):
+    run(shell, "%%gradcheck\ndef inner():\n    local_marker = 1\n    raise KeyError('k')\ninner()\n")
+    tb = sys.last_traceback
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb.tb_frame.f_code.co_name == "inner"
+    assert tb.tb_frame.f_locals["local_marker"] == 1
+    assert tb.tb_lineno == 4
+
+
+def test_last_expression_is_the_cell_value(shell):
+    result = run(shell, "%%gradcheck\nx = 20\nx + 22\n")
+    assert result.success and result.result == 42
+    assert shell.user_ns["_"] == 42
+
+
+def test_trailing_semicolon_silences_the_value(shell):
+    assert run(shell, "%%gradcheck\nx = 20\nx + 22;\n").result is None
+
+
+def test_ipython_syntax_in_the_body(shell):
+    result = run(shell, "%%gradcheck\n%env GM_TEST_VAR=hello\nlines = !echo hi\nvalue = %env GM_TEST_VAR\n")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["lines"] == ["hi"]
+    assert shell.user_ns["value"] == "hello"
+
+
+def test_syntax_error_is_raised_with_the_editor_line(shell):
+    result = run(shell, "%%gradcheck\nx = 1\ny = (\n")
+    assert isinstance(result.error_in_exec, SyntaxError)
+    assert result.error_in_exec.lineno == 3
+    assert displayed(shell) == []  # Python's own message says it all
+
+
+def test_unknown_option_is_a_usage_error_and_runs_nothing(shell):
+    result = run(shell, "%%gradcheck --bogus\nran = True\n")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "usage" in str(result.error_in_exec).lower() and "--fast" in str(result.error_in_exec)
+    assert "ran" not in shell.user_ns
+
+
+def test_help_prints_usage_and_runs_nothing(shell, capsys):
+    run(shell, "%%gradcheck --help\nran = True\n")
+    out = capsys.readouterr().out
+    assert "--no-nan-check" in out and "--quiet" in out
+    assert "ran" not in shell.user_ns
+
+
+@pytest.mark.parametrize("options, anomaly, check_nan", [
+    ("", True, True), ("--fast", False, None), ("--no-nan-check", True, False)])
+def test_options_set_anomaly_mode_during_the_cell(shell, options, anomaly, check_nan):
+    run(shell, f"%%gradcheck {options}\nimport torch\n"
+               "seen = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())\n")
+    seen = shell.user_ns["seen"]
+    assert seen[0] is anomaly
+    if check_nan is not None:
+        assert seen[1] is check_nan
+    assert not torch.is_anomaly_enabled()
+
+
+def test_failing_cell_shows_a_card_before_the_error(shell):
+    run(shell, FAILING)
+    bundles = displayed(shell)
+    assert len(bundles) == 1
+    assert "text/html" in bundles[0] and "text/plain" in bundles[0]
+    assert grad_magic.last_diagnosis() is not None
+    assert grad_magic.last_diagnosis().error_type == "RuntimeError"
+
+
+def test_healthy_cell_shows_nothing_and_clears_the_last_diagnoses(shell):
+    run(shell, FAILING)
+    run(shell, "%%gradcheck\ny = 1\n")
+    assert grad_magic.last_diagnoses() == []
+    assert len(displayed(shell)) == 1
+
+
+def test_keyboard_interrupt_propagates_without_a_card(shell):
+    result = run(shell, "%%gradcheck\nbefore = 1\nraise KeyboardInterrupt\n")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    assert shell.user_ns["before"] == 1
+    assert displayed(shell) == []
+
+
+def test_gradfix_without_a_fix_says_so(shell, capsys):
+    run(shell, "%%gradcheck\nx = 1\n")
+    shell.run_line_magic("gradfix", "")
+    assert "No fixed cell" in capsys.readouterr().out
+
+
+def test_gradfix_puts_the_fixed_cell_in_the_next_input(shell, capsys):
+    fixed = "%%gradcheck\nx = 2\n"
+    grad_magic.state.remember([grad_magic.Diagnosis(
+        kind="k", severity="error", title="t", summary="s", what="w", why="y", where="h",
+        fix=grad_magic.Fix(description="d", source=fixed, edits=()))])
+    shell.run_line_magic("gradfix", "")
+    assert shell.rl_next_input == fixed
+
+
+def test_unload_removes_the_magics(shell):
+    shell.run_line_magic("unload_ext", "grad_magic")
+    assert "gradcheck" not in shell.magics_manager.magics["cell"]
+    assert "gradfix" not in shell.magics_manager.magics["line"]
+    shell.run_line_magic("load_ext", "grad_magic")
+    assert "gradcheck" in shell.magics_manager.magics["cell"]
+
+
+def test_loading_imports_nothing_heavy_beyond_torch():
+    code = textwrap.dedent("""
+        import sys, torch
+        from IPython.core.interactiveshell import InteractiveShell
+        sh = InteractiveShell.instance()
+        before = set(sys.modules)
+        sh.run_line_magic("load_ext", "grad_magic")
+        new = set(sys.modules) - before
+        heavy = sorted(m for m in new if m.split(".")[0] in
+                       ("jinja2", "pygments", "numpy", "nbformat", "nbclient", "pandas", "matplotlib"))
+        print("HEAVY", heavy)
+        print("LOADED", "gradcheck" in sh.magics_manager.magics["cell"])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out and "LOADED True" in out

@@ -1,0 +1,46 @@
+"""End to end through a real ipykernel (nbclient): what a notebook user gets."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import new_code_cell, new_notebook
+
+pytestmark = pytest.mark.kernel
+
+FAILING = ("%%gradcheck\nimport torch\nw = torch.tensor([1.0])\nassigned_before = 41\n"
+           "loss = (w * 2).sum()\nloss.backward()\n")
+
+
+def execute(cells, allow_errors):
+    nb = new_notebook(cells=[new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=allow_errors).execute()
+    return nb
+
+
+def test_failing_cell_errors_with_the_original_exception_and_shows_a_card():
+    nb = execute(["%load_ext grad_magic", FAILING, "assigned_before + 1",
+                  "import grad_magic; grad_magic.last_diagnosis().kind"], allow_errors=True)
+    outputs = nb.cells[1].outputs
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert len(errors) == 1
+    assert errors[0].ename == "RuntimeError"
+    assert "does not require grad" in errors[0].evalue
+    cards = [o for o in outputs if o.output_type == "display_data"]
+    assert cards and "gm-card" in cards[0].data["text/html"]
+    assert outputs.index(cards[0]) < outputs.index(errors[0])  # the card comes first
+    assert nb.cells[2].outputs[0].data["text/plain"] == "42"  # the next cell sees the variables
+
+
+def test_run_all_stops_at_the_failing_cell():
+    with pytest.raises(CellExecutionError) as info:
+        execute(["%load_ext grad_magic", FAILING, "never_runs = 1"], allow_errors=False)
+    assert "RuntimeError" in str(info.value) and "does not require grad" in str(info.value)
+
+
+def test_healthy_cell_result_is_out_n():
+    nb = execute(["%load_ext grad_magic", "%%gradcheck\nx = 20\nx + 22"], allow_errors=False)
+    result = [o for o in nb.cells[1].outputs if o.output_type == "execute_result"]
+    assert result and result[0].data["text/plain"] == "42"
+    assert result[0].execution_count == 2

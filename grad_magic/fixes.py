@@ -73,3 +73,91 @@ def make_fix(source: str, edits: Sequence[TextEdit], description: str) -> Option
     if fixed == source or not parses(fixed):
         return None
     return Fix(description=description, source=fixed, edits=tuple(edits))
+
+
+# -- finding the spot: the cell's own syntax tree, numbered as the editor shows it --
+
+def cell_tree(cell: str) -> Optional[ast.Module]:
+    """The cell's Python as an ast whose line numbers are the cell's (the `%%` line is line 1).
+
+    None when it does not parse. IPython syntax lines are transformed first; they keep their line.
+    """
+    first, _, _ = cell.partition("\n")
+    pad = "\n" if first.startswith("%%") else ""
+    try:
+        return ast.parse(pad + python_of_cell(cell))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def node_span(cell: str, node: ast.AST, offsets: Optional[Sequence[int]] = None) -> tuple:
+    """(start, end) character offsets of an ast node in the cell text."""
+    lines = cell.splitlines()
+    offs = offsets if offsets is not None else line_offsets(cell)
+    start = offs[node.lineno - 1] + utf8_col(lines[node.lineno - 1], node.col_offset)
+    end = offs[node.end_lineno - 1] + utf8_col(lines[node.end_lineno - 1], node.end_col_offset)
+    return start, end
+
+
+def indent_of(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def body_indent(cell: str, lineno: int) -> str:
+    """The indentation one level deeper than `lineno`, in the cell's own style (spaces or tabs)."""
+    indent = indent_of(cell.splitlines()[lineno - 1])
+    deeper = [indent_of(ln) for ln in cell.splitlines() if ln.strip()]
+    steps = [d[len(indent):] for d in deeper if d.startswith(indent) and len(d) > len(indent)]
+    step = min(steps, key=len) if steps else "    "
+    return indent + step
+
+
+def insert_line_before(cell: str, lineno: int, text: str) -> TextEdit:
+    """Insert `text` (one line, no newline) before line `lineno`."""
+    at = line_offsets(cell)[lineno - 1]
+    return TextEdit(at, at, text + "\n")
+
+
+def wrap_in_block(cell: str, first: int, last: int, header: str) -> List[TextEdit]:
+    """Put lines first..last under `header:` (e.g. `with torch.no_grad()`), indenting them one level."""
+    lines = cell.splitlines(keepends=True)
+    offs = line_offsets(cell)
+    indent = indent_of(lines[first - 1])
+    step = body_indent(cell, first)[len(indent):] or "    "
+    edits = [TextEdit(offs[first - 1], offs[first - 1], f"{indent}{header}:\n")]
+    for n in range(first, last + 1):
+        if lines[n - 1].strip():
+            at = offs[n - 1] + len(indent)
+            edits.append(TextEdit(at, at, step))
+    # NB: with no indentation the header and the first step share an offset; apply_edits' stable sort
+    # keeps the header first.
+    return edits
+
+
+def enclosing_statement(tree: ast.Module, lineno: int) -> Optional[ast.stmt]:
+    """The innermost statement that spans `lineno`."""
+    best: Optional[ast.stmt] = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno and \
+                    (node.end_lineno or 0) <= (best.end_lineno or 0):
+                best = node
+    return best
+
+
+def assignments_to(tree: ast.Module, name: str) -> List[ast.stmt]:
+    """Statements that bind `name` (plain, annotated or augmented assignment, for-targets)."""
+    found: List[ast.stmt] = []
+    for node in ast.walk(tree):
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.For):
+            targets = [node.target]
+        for target in targets:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                found.append(node)
+                break
+    return sorted(found, key=lambda n: n.lineno)

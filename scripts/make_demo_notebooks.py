@@ -29,12 +29,45 @@ TOUR = [
 ]
 
 
+CASES = ROOT / "tests" / "cases"
+GOLDEN = ROOT / "tests" / "golden"
+# The case shown per kind in the failure-gallery notebook (else the first case of the kind).
+DEMO_CASE = {"missing-requires-grad": "seed_article", "grads-not-zeroed": "seed_article",
+             "leaf-modified-in-place": "seed_article", "saved-tensor-modified-in-place": "seed_article",
+             "device-mismatch": "seed_article", "load-needs-map-location": "seed_article"}
+
+
+def gallery() -> list:
+    """One section per kind: the failing cell (its card appears when run) and the proposed fixed cell."""
+    cells = [new_markdown_cell("# The failures grad_magic explains\n\nEach section: a failing cell, "
+                               "its card, and the fixed cell the card proposes (run it: it works)."),
+             new_code_cell("%load_ext grad_magic")]
+    for kind_dir in sorted(p for p in CASES.iterdir() if p.is_dir()) if CASES.exists() else []:
+        kind = kind_dir.name
+        chosen = kind_dir / f"{DEMO_CASE.get(kind, '')}.py"
+        if not chosen.exists():
+            chosen = next(p for p in sorted(kind_dir.glob("*.py")) if not p.name.endswith(".setup.py"))
+        card = (GOLDEN / kind / f"{chosen.stem}.card.txt").read_text(encoding="utf-8")
+        fixed = GOLDEN / kind / f"{chosen.stem}.fixed.py"
+        cells.append(new_markdown_cell(f"## `{kind}`"))
+        setup = chosen.with_name(chosen.stem + ".setup.py")
+        if setup.exists():
+            cells.append(new_code_cell(setup.read_text(encoding="utf-8").rstrip()))
+        failing = card.startswith("✖")
+        cells.append(new_code_cell(chosen.read_text(encoding="utf-8").rstrip(),
+                                   metadata=FAILS if failing else {}))
+        if fixed.exists():
+            cells.append(new_markdown_cell("The fixed cell the card proposes:"))
+            cells.append(new_code_cell(fixed.read_text(encoding="utf-8").rstrip()))
+    return cells
+
+
 def main() -> None:
     out = ROOT / "demo_notebooks"
     out.mkdir(exist_ok=True)
-    nb = new_notebook(cells=TOUR, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                           "language": "python"}})
-    nbformat.write(nb, out / "01_tour.ipynb")
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    nbformat.write(new_notebook(cells=TOUR, metadata=meta), out / "01_tour.ipynb")
+    nbformat.write(new_notebook(cells=gallery(), metadata=meta), out / "02_failure_gallery.ipynb")
 
 
 if __name__ == "__main__":

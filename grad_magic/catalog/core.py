@@ -1,13 +1,7 @@
-"""Every sentence grad_magic says, once per language.
-
-Rules and renderers ask for a message by key and pass named parameters; wording lives only here.
-A test fails when a key lacks a language or two languages disagree on the parameters.
-"""
+"""Messages of the card, the generic diagnosis and %gradfix."""
 from __future__ import annotations
 
 from typing import Dict
-
-from . import state
 
 MESSAGES: Dict[str, Dict[str, str]] = {
     # -- the generic diagnosis (an error no rule knows) --
@@ -81,9 +75,3 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
 }
 
-
-def message(key: str, language: str = "", **params: object) -> str:
-    """The message `key` in `language` (default: the chosen language), filled with `params`."""
-    entry = MESSAGES[key]
-    text = entry.get(language or state.language()) or entry["en"]
-    return text.format(**params) if params else text

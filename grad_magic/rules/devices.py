@@ -1,0 +1,1 @@
+"""Rules of the devices family (filled in by issue 3)."""

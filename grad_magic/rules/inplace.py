@@ -1,0 +1,1 @@
+"""Rules of the inplace family (filled in by issue 3)."""

@@ -1,0 +1,1 @@
+"""Rules of the loading family (filled in by issue 3)."""

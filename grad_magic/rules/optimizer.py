@@ -1,0 +1,1 @@
+"""Rules of the optimizer family (filled in by issue 3)."""

@@ -1,0 +1,91 @@
+"""Golden cases: every file `cases/<kind>/<name>.py` is a cell that must be diagnosed as `<kind>`.
+
+For each case: the text card and the fixed cell are compared with `golden/<kind>/<name>.card.txt` and
+`golden/<kind>/<name>.fixed.py` (or `<name>.nofix` when no fix must be proposed); the fixed cell is run
+in a fresh namespace under %%gradcheck and must neither fail nor be diagnosed as `<kind>` again; and
+it may differ from the original only on the lines its edits touch.
+An optional `<name>.setup.py` beside a case runs first (plain, unchecked) before the case and its fix.
+Regenerate the golden files with GRAD_MAGIC_REGEN=1.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import grad_magic
+from grad_magic.fixes import line_offsets
+from conftest import run
+
+HERE = Path(__file__).parent
+CASES = sorted(p for p in (HERE / "cases").glob("*/*.py") if not p.name.endswith(".setup.py"))
+REGEN = os.environ.get("GRAD_MAGIC_REGEN") == "1"
+
+
+def normalise(card: str) -> str:
+    card = re.sub(r"(?m)^(Versions|版本): .*$", r"\1: <versions>", card)
+    card = re.sub(r"<ipython-input-\d+-[0-9a-f]+>", "<cell>", card)
+    return re.sub(r"0x[0-9a-f]{6,}", "0x…", card)
+
+
+def run_case(shell, case: Path, source: str):
+    setup = case.with_name(case.stem + ".setup.py")
+    shell.reset(new_session=True)
+    if setup.exists():
+        assert run(shell, setup.read_text()).success, "the case's setup failed"
+    return run(shell, source)
+
+
+def check_golden(path: Path, actual: str) -> None:
+    if REGEN:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path.relative_to(HERE)} (GRAD_MAGIC_REGEN=1 writes it)"
+    assert actual == path.read_text(encoding="utf-8")
+
+
+def changed_lines(original: str, fixed: str) -> set:
+    """Line numbers (in the original) that the fixed cell changes or inserts next to."""
+    changed = set()
+    matcher = difflib.SequenceMatcher(a=original.splitlines(), b=fixed.splitlines(), autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            changed.update(range(i1 + 1, max(i2, i1 + 1) + 1))
+    return changed
+
+
+def edited_lines(original: str, edits) -> set:
+    offsets = line_offsets(original)
+    lines = set()
+    for e in edits:
+        first = max(n for n in range(1, len(offsets) + 1) if offsets[n - 1] <= e.start)
+        last = max(n for n in range(1, len(offsets) + 1) if offsets[n - 1] <= max(e.start, e.end))
+        lines.update(range(first, last + 2))  # an insertion at a line start shows as the line before
+    return lines
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_case(shell, case, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    kind = case.parent.name
+    source = case.read_text(encoding="utf-8")
+    run_case(shell, case, source)
+    found = grad_magic.last_diagnoses()
+    assert kind in [d.kind for d in found], f"diagnosed {[d.kind for d in found]}, expected {kind}"
+    d = next(d for d in found if d.kind == kind)
+    golden = HERE / "golden" / kind
+    check_golden(golden / f"{case.stem}.card.txt", normalise(str(d)) + "\n")
+    if d.fix is None:
+        assert not (golden / f"{case.stem}.fixed.py").exists(), "a fix was expected"
+        check_golden(golden / f"{case.stem}.nofix", "no fix proposed\n")
+        return
+    assert not (golden / f"{case.stem}.nofix").exists(), "no fix was expected"
+    check_golden(golden / f"{case.stem}.fixed.py", d.fix.source)
+    assert d.fix.source.startswith("%%gradcheck")
+    assert changed_lines(source, d.fix.source) <= edited_lines(source, d.fix.edits)
+    fixed_run = run_case(shell, case, d.fix.source)
+    assert fixed_run.success, f"the fixed cell failed: {fixed_run.error_in_exec!r}"
+    assert kind not in [x.kind for x in grad_magic.last_diagnoses()]

@@ -12,7 +12,7 @@ from typing import Dict
 
 from .. import state
 
-FAMILIES = ("core", "requires_grad", "inplace", "optimizer", "devices", "loading")
+FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

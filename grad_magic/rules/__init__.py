@@ -1,10 +1,10 @@
 """Rules: one module per family, registered in the order below (the order first-match-wins uses).
 
-Order: the specific seed families first (requires_grad, inplace, optimizer, devices, loading); within a
+Order: the specific seed families first (requires_grad, leaf, inplace, optimizer, devices, loading); within a
 module, the order of definition. The generic diagnosis (rules/generic.py) answers when no rule matches.
 """
 from .registry import RULES, Rule, rule, rules_of  # noqa: F401
 
 # NB: import order is rule order.
-from . import requires_grad, inplace, optimizer, devices, loading  # noqa: E402,F401
+from . import requires_grad, leaf, inplace, optimizer, devices, loading  # noqa: E402,F401
 from . import generic  # noqa: E402,F401

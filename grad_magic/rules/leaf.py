@@ -1,0 +1,1 @@
+"""Rules of the leaf family (filled in by issue 3)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from .capture import Capture, CaptureOptions, capture
 from .model import Diagnosis, Fix, SourceLine, TensorFact, TextEdit
+from . import state
 from .state import last_diagnoses, last_diagnosis
 
 __version__ = "0.1.0"
@@ -20,13 +21,16 @@ __all__ = ["Capture", "CaptureOptions", "Diagnosis", "Fix", "SourceLine", "Tenso
            "unload_ipython_extension"]
 
 _MAGIC_CLASSES: tuple = ()
+_CONFIGURABLE: Any = None
 
 
 def load_ipython_extension(shell: Any) -> None:
-    """`%load_ext grad_magic`: register the magics."""
-    from .magics import GradMagics
+    """`%load_ext grad_magic`: register the magics and the `GradMagic` settings."""
+    from .magics import GradMagic, GradMagics
 
-    global _MAGIC_CLASSES
+    global _MAGIC_CLASSES, _CONFIGURABLE
+    _CONFIGURABLE = GradMagic(parent=shell)
+    shell.configurables.append(_CONFIGURABLE)
     classes = [GradMagics]
     try:
         from .device_magic import DeviceMagics
@@ -40,8 +44,12 @@ def load_ipython_extension(shell: Any) -> None:
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    """`%unload_ext grad_magic`: remove every magic the extension registered."""
-    global _MAGIC_CLASSES
+    """`%unload_ext grad_magic`: remove every magic and setting the extension registered."""
+    global _MAGIC_CLASSES, _CONFIGURABLE
+    if _CONFIGURABLE is not None and _CONFIGURABLE in shell.configurables:
+        shell.configurables.remove(_CONFIGURABLE)
+        state.set_language(None)
+    _CONFIGURABLE = None
     for cls in _MAGIC_CLASSES:
         for kind, names in cls.magics.items():
             for name in names:

@@ -7,9 +7,28 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from traitlets import Unicode, observe
+from traitlets.config import Configurable
+
 from . import catalog, state
 from .capture import CaptureOptions
 from .cellrun import run_cell_checked
+
+
+class GradMagic(Configurable):
+    """Settings: `%config GradMagic.language = "zh"` (or `c.GradMagic.language` in ipython_config.py)."""
+
+    language = Unicode("", help="Language of the cards: 'en' or 'zh'; empty: $GRAD_MAGIC_LANG, "
+                                "else the locale.").tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.language:  # NB: a value from the config file arrives before observers are armed
+            state.set_language(self.language)
+
+    @observe("language")
+    def _language_changed(self, change: Any) -> None:
+        state.set_language(change["new"] or None)
 
 
 @magics_class

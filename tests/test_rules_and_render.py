@@ -135,3 +135,42 @@ def test_text_card_shows_the_culprit_line_and_error(shell):
     assert ">   3 | raise ValueError('nope')" in text
     assert "ValueError: nope" in text
     assert "torch " + torch.__version__ in text
+
+
+def test_config_sets_the_language_and_unload_restores_it(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    shell.run_line_magic("config", 'GradMagic.language = "zh"')
+    run(shell, "%%gradcheck\nraise ValueError('x')\n")
+    assert grad_magic.last_diagnosis().language == "zh"
+    assert "单元格" in displayed(shell)[0]["text/plain"]
+    shell.config.GradMagic.language = ""  # NB: %config also writes the shell's config, which outlives unload
+    shell.run_line_magic("unload_ext", "grad_magic")
+    assert grad_magic.state.language() == "en"
+    shell.run_line_magic("load_ext", "grad_magic")
+
+
+def test_bundle_has_the_json_card_with_schema_version():
+    from grad_magic.render.json import MIME
+
+    record = RunRecord(filename="<c>", source="%%gradcheck\nx\n", exception=RuntimeError("boom"),
+                       error_lineno=2)
+    bundle = diagnose(record, {}, language="en")[0]._repr_mimebundle_()
+    card = bundle[MIME]
+    assert card["schema_version"] == 1 and card["kind"] == "generic"
+    assert card["error"] == {"type": "RuntimeError", "message": "boom"}
+    assert card["labels"]["insert"] == "Insert fixed cell below"
+    import json
+    json.dumps(card)  # plain data
+
+
+def test_huge_and_unencodable_messages_are_clipped_and_cleaned():
+    import json
+
+    huge = "x" * 1_000_000
+    record = RunRecord(filename="<c>", source="%%gradcheck\n'\udcff'\n",
+                       exception=RuntimeError(huge + "\udcff"), error_lineno=2)
+    bundle = diagnose(record, {}, language="en")[0]._repr_mimebundle_()
+    for mime, value in bundle.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text.encode("utf-8")  # no lone surrogate left
+        assert len(text) < 100_000, mime

@@ -3,11 +3,40 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import Any, List, Tuple
 
 from ..model import Diagnosis
 
 CONTEXT = 2  # lines shown around each culprit line
+MAX_FIELD = 2_000  # characters of one explanation field shown on a card
+MAX_ERROR = 20_000  # characters of the original error message shown (collapsed) on a card
+
+
+def clip(text: str, limit: int = MAX_FIELD) -> str:
+    """At most `limit` characters, saying how many were left out."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def clean(text: str) -> str:
+    """Text any frontend can encode: lone surrogates (from bytes decoded with surrogateescape) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def cleaned(value: Any) -> Any:
+    """`clean` applied to every string in nested lists and dicts."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(k) if isinstance(k, str) else k: cleaned(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cleaned(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)

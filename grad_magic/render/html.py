@@ -10,17 +10,40 @@ from typing import Any, List, Tuple
 
 from .. import catalog
 from ..model import Diagnosis
-from .common import diff_lines, excerpt, tensor_rows
+from .common import MAX_ERROR, clip, diff_lines, excerpt, tensor_rows
 
 Token = Tuple[str, str]  # (css class, text)
+
+# NB: static script text, no user data in it: the fixed cell travels in the card's
+# `data-fixed-source` attribute (escaped by the template). Inline handlers work in trusted output
+# without a <script> tag. Insert: classic Notebook (Jupyter.notebook) or Colab, else copy.
+_COPY = ("var s=c.getAttribute('data-fixed-source'),say=function(k){c.querySelector('.gm-status')"
+         ".textContent=c.getAttribute('data-say-'+k)},fallback=function(){try{var t=document."
+         "createElement('textarea');t.value=s;t.setAttribute('readonly','');t.style.position='fixed';"
+         "t.style.opacity='0';document.body.appendChild(t);t.select();var ok=document.execCommand("
+         "'copy');document.body.removeChild(t);say(ok?'copied':'copy_failed')}catch(e){say("
+         "'copy_failed')}};if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard"
+         ".writeText(s).then(function(){say('copied')},fallback)}else{fallback()}")
+COPY_JS = "(function(b){var c=b.closest('.gm-card');" + _COPY + "})(this)"
+INSERT_JS = (
+    "(function(b){var c=b.closest('.gm-card'),s=c.getAttribute('data-fixed-source');try{"
+    "var J=window.Jupyter;if(J&&J.notebook&&J.notebook.insert_cell_below){var cs=J.notebook.get_cells()"
+    ",i=-1;for(var k=0;k<cs.length;k++){if(cs[k].element&&cs[k].element[0].contains(b)){i=k;break}}"
+    "var n=J.notebook.insert_cell_below('code',i<0?undefined:i);n.set_text(s);"
+    "J.notebook.select(J.notebook.find_cell_index(n));c.querySelector('.gm-status').textContent="
+    "c.getAttribute('data-say-inserted');return}var G=window.google&&google.colab&&google.colab."
+    "notebook;if(G&&G.addCell){G.addCell(s);c.querySelector('.gm-status').textContent="
+    "c.getAttribute('data-say-inserted');return}}catch(e){}" + _COPY + "})(this)")
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     import jinja2  # NB: imported on first render, not when the extension loads
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("grad_magic", "templates"),
-                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("grad_magic", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["clip"] = clip
+    return env
 
 
 def highlight_lines(code: str) -> List[List[Token]]:
@@ -48,4 +71,5 @@ def render(d: Diagnosis) -> str:
         d=d, say=lambda key: catalog.message(key, d.language),
         excerpt=[(ln, source_tokens[ln.lineno - 1] if ln.lineno <= len(source_tokens) else [])
                  for ln in lines],
-        diff=diff_lines(d), fixed=fixed_tokens, tensors=tensor_rows(d))
+        diff=diff_lines(d), fixed=fixed_tokens, tensors=tensor_rows(d),
+        INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)

@@ -7,7 +7,7 @@ from typing import List, Sequence
 
 from .. import catalog
 from ..model import Diagnosis
-from .common import diff_lines, excerpt, tensor_rows
+from .common import clip, diff_lines, excerpt, tensor_rows
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "dim": "\033[2m", "bold": "\033[1m",
            "add": "\033[32m", "del": "\033[31m", "reset": "\033[0m"}
@@ -31,8 +31,8 @@ def render(d: Diagnosis, color: bool = False) -> str:
     mark = "✖" if d.is_error else "⚠"
     out: List[str] = [c(d.severity, f"{mark} grad_magic · {say('card.severity.' + d.severity)} · {d.kind}"),
                       c("bold", d.title), f"  {d.summary}", ""]
-    out += [f"{say('card.what')}: {d.what}", f"{say('card.why')}: {d.why}",
-            f"{say('card.where')}: {d.where}"]
+    out += [f"{say('card.what')}: {clip(d.what)}", f"{say('card.why')}: {clip(d.why)}",
+            f"{say('card.where')}: {clip(d.where)}"]
     for line in excerpt(d):
         if line.gap_before:
             out.append("      ...")
@@ -63,7 +63,7 @@ def render(d: Diagnosis, color: bool = False) -> str:
 def _first_line(d: Diagnosis) -> str:
     message = d.error_message or ""
     first = message.splitlines()[0] if message else ""
-    return first[:300] + ("…" if len(first) > 300 or "\n" in message else "")
+    return first[:300] + ("…" if len(first) > 300 or "\n" in message.strip() else "")
 
 
 def _table(rows: Sequence[Sequence[str]]) -> List[str]:

@@ -11,6 +11,7 @@ from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
 import grad_magic
+from gm_shell import displayed, run  # noqa: F401 -- re-exported for older imports
 
 # NB: created once, up front: creating the shell installs IPython's own warning filters, which must not
 # count as a change made by a test.
@@ -52,13 +53,3 @@ def shell():
         sh.display_pub = publisher
         sh.run_line_magic("unload_ext", "grad_magic")
         grad_magic.state.remember([])
-
-
-def run(sh, source: str):
-    """Run a cell as a notebook would (stored in history, numbered)."""
-    return sh.run_cell(source, store_history=True)
-
-
-def displayed(sh) -> list:
-    """The bundles displayed so far (CapturingDisplayPublisher keeps them)."""
-    return [out["data"] for out in sh.display_pub.outputs]

@@ -18,7 +18,7 @@ import pytest
 
 import grad_magic
 from grad_magic.fixes import line_offsets
-from conftest import run
+from gm_shell import run
 
 HERE = Path(__file__).parent
 CASES = sorted(p for p in (HERE / "cases").glob("*/*.py") if not p.name.endswith(".setup.py"))

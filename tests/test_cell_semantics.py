@@ -10,7 +10,7 @@ import torch
 from IPython.core.error import UsageError
 
 import grad_magic
-from conftest import displayed, run
+from gm_shell import displayed, run
 
 FAILING = textwrap.dedent("""\
     %%gradcheck

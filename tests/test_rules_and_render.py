@@ -11,7 +11,7 @@ from grad_magic import catalog
 from grad_magic.engine import diagnose
 from grad_magic.record import RunRecord
 from grad_magic.rules import RULES, rule
-from conftest import displayed, run
+from gm_shell import displayed, run
 
 
 def test_duplicate_slug_fails_at_registration():

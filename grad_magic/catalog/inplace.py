@@ -3,4 +3,184 @@ from __future__ import annotations
 
 from typing import Dict
 
-MESSAGES: Dict[str, Dict[str, str]] = {}
+MESSAGES: Dict[str, Dict[str, str]] = {
+    # -- saved-tensor-modified-in-place: titles and summaries --
+    "inplace.saved.title": {
+        "en": "{name} was changed in place after autograd saved it for backward",
+        "zh": "{name} 在被 autograd 保存用于反向传播之后，又被原地修改了",
+    },
+    "inplace.saved.title_update": {
+        "en": "{name} was updated in place before the backward that still needed its old value",
+        "zh": "{name} 在仍需要其旧值的反向传播之前就被原地更新了",
+    },
+    "inplace.saved.title_step": {
+        "en": "`{optimizer}.step()` changed {name} before a backward that still needed its old value",
+        "zh": "`{optimizer}.step()` 在仍需要旧值的反向传播之前修改了 {name}",
+    },
+    "inplace.saved.summary": {
+        "en": "backward() needs the value {name} had in the forward pass, but `{op}` on line {lineno} "
+              "overwrote it.",
+        "zh": "backward() 需要 {name} 在前向传播时的值，但第 {lineno} 行的 `{op}` 把它覆盖了。",
+    },
+    "inplace.saved.summary_step": {
+        "en": "`{optimizer}.step()` on line {lineno} updated {name} in place while a graph built with its "
+              "old value was still waiting for its backward().",
+        "zh": "第 {lineno} 行的 `{optimizer}.step()` 原地更新了 {name}，而用它旧值构建的计算图还在等待 "
+              "backward()。",
+    },
+    "inplace.saved.summary_unseen": {
+        "en": "backward() needs the value {name} had in the forward pass, but something changed it in "
+              "place afterwards.",
+        "zh": "backward() 需要 {name} 在前向传播时的值，但它之后被某个操作原地修改了。",
+    },
+    # -- what --
+    "inplace.saved.what": {
+        "en": "backward() stopped: a tensor it saved during the forward pass ({name}: {tensor}) is now at "
+              "version {version}, but it was saved at version {expected}.",
+        "zh": "backward() 中止：前向传播时保存的一个张量（{name}：{tensor}）当前版本号为 {version}，"
+              "而保存时的版本号是 {expected}。",
+    },
+    "inplace.saved.what_bare": {
+        "en": "backward() stopped: a tensor it saved during the forward pass ({name}) was modified by an "
+              "in-place operation.",
+        "zh": "backward() 中止：前向传播时保存的一个张量（{name}）被原地操作修改了。",
+    },
+    "inplace.saved.tensor": {"en": "{dtype}, shape {shape}", "zh": "{dtype}，形状 {shape}"},
+    "inplace.saved.the_tensor": {"en": "the saved tensor", "zh": "被保存的张量"},
+    "inplace.saved.a_parameter": {
+        "en": "a parameter of {optimizer}",
+        "zh": "{optimizer} 的一个参数",
+    },
+    # -- why: who saved it --
+    "inplace.saved.why_saved": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass: line {lineno} "
+              "(`{code}`) saved {name} because its backward ({node}) needs that value.",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：第 {lineno} 行（`{code}`）保存了 "
+              "{name}，因为它的反向函数 {node} 需要用到这个值。",
+    },
+    "inplace.saved.why_saved_elsewhere": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved "
+              "for {node} by code outside this cell (an earlier cell or a library).",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是在本单元格之外的代码"
+              "（之前的单元格或某个库）中为 {node} 保存的。",
+    },
+    "inplace.saved.why_saved_unwatched": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved "
+              "for {node}, by a forward pass that ran without anomaly detection (outside %%gradcheck, e.g. "
+              "in an earlier cell), so its line is not known. Run that forward pass under %%gradcheck to "
+              "see it.",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是为 {node} 保存的，但那次前向传播"
+              "没有开启异常检测（在 %%gradcheck 之外运行，例如在之前的单元格中），所以不知道是哪一行。"
+              "把那段前向传播放到 %%gradcheck 下运行即可看到。",
+    },
+    "inplace.saved.why_saved_fast": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass, and {name} is one "
+              "of them{producer}. Which forward line saved it is not known: this run had no anomaly "
+              "detection (--fast); run the cell without --fast to see that line.",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量，{name} 就是其中之一{producer}。"
+              "无法得知是哪一行前向代码保存了它：本次运行没有开启异常检测（--fast）；去掉 --fast "
+              "重新运行即可看到这一行。",
+    },
+    "inplace.saved.why_saved_unknown": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass, and {name} is one "
+              "of them{producer}. Which forward line saved it is not known: torch's anomaly-mode report "
+              "did not arrive (are warnings filtered?).",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量，{name} 就是其中之一{producer}。"
+              "无法得知是哪一行前向代码保存了它：没有收到 torch 异常检测模式的报告（警告是否被过滤了？）。",
+    },
+    "inplace.saved.producer": {
+        "en": " (torch says: output {output} of {grad_fn})",
+        "zh": "（torch 的说法：{grad_fn} 的第 {output} 个输出）",
+    },
+    # -- why: who changed it --
+    "inplace.saved.why_changed": {
+        "en": "Afterwards `{op}` on line {lineno} changed {name} in place, which raised its version "
+              "counter to {version}; {backward} found the saved value overwritten and refused to compute "
+              "a wrong gradient.",
+        "zh": "之后第 {lineno} 行的 `{op}` 原地修改了 {name}，使它的版本计数器变为 {version}；"
+              "{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+    },
+    "inplace.saved.why_changed_view": {
+        "en": "Afterwards `{op}` on line {lineno} changed {name} in place through its view {view}, which "
+              "raised its version counter to {version}; {backward} found the saved value overwritten and "
+              "refused to compute a wrong gradient.",
+        "zh": "之后第 {lineno} 行的 `{op}` 通过视图 {view} 原地修改了 {name}，使它的版本计数器变为 "
+              "{version}；{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+    },
+    "inplace.saved.why_keyword": {
+        "en": "The in-place write happens inside that call: it runs {op}(inplace=True), set on line "
+              "{lineno}.",
+        "zh": "原地写入发生在这个调用内部：它执行的是 {op}(inplace=True)，该参数设置在第 {lineno} 行。",
+    },
+    "inplace.saved.backward_at": {
+        "en": "the backward() on line {lineno}",
+        "zh": "第 {lineno} 行的 backward() ",
+    },
+    "inplace.saved.backward": {"en": "backward()", "zh": "反向传播 backward() "},
+    "inplace.saved.why_update": {
+        "en": "{name} is a leaf that requires grad, so line {lineno} looks like a parameter update. Run "
+              "every backward() that needs the graph built before the update first, then update; or "
+              "compute the forward pass again after the update (e.g. inside the loop). No automatic fix: "
+              "the intended order cannot be read from the code.",
+        "zh": "{name} 是需要梯度的叶子张量，所以第 {lineno} 行看起来是一次参数更新。请先执行所有需要"
+              "更新前计算图的 backward()，再更新参数；或者在更新之后重新做一次前向传播（例如放进循环里）。"
+              "没有自动修复：无法从代码中看出你想要的执行顺序。",
+    },
+    "inplace.saved.why_step": {
+        "en": "Afterwards `{optimizer}.step()` on line {lineno} updated {name} in place (optimizers always "
+              "do), and {backward} still ran on the graph built with the old value.",
+        "zh": "之后第 {lineno} 行的 `{optimizer}.step()` 原地更新了 {name}（优化器总是原地更新参数），"
+              "而{backward}仍然在用旧值构建的计算图上运行。",
+    },
+    "inplace.saved.why_step_fix": {
+        "en": "Run every backward() that needs the old parameters before `{optimizer}.step()` (for a GAN: "
+              "the generator's backward before the discriminator's step), or compute the forward pass "
+              "again after the step (e.g. D(fake) once more). No automatic fix: which order you mean "
+              "cannot be read from the code.",
+        "zh": "请在 `{optimizer}.step()` 之前执行所有需要旧参数的 backward()（对 GAN 来说：先做生成器的 "
+              "backward，再做判别器的 step），或者在 step 之后重新做一次前向传播（例如再算一次 "
+              "D(fake)）。没有自动修复：无法从代码中看出你想要的顺序。",
+    },
+    "inplace.saved.why_unseen": {
+        "en": "grad_magic did not see which in-place operation changed {name}: it ran inside a library "
+              "function, in an earlier cell, or through an alias it could not follow. Look for `x += ...`, "
+              "`x[...] = ...`, methods ending in `_` and `inplace=True` applied to it after it was "
+              "computed.",
+        "zh": "grad_magic 没有观察到是哪个原地操作修改了 {name}：它可能发生在库函数内部、之前的单元格中，"
+              "或通过无法追踪的别名完成。请检查它被计算出来之后，是否对它做了 `x += ...`、"
+              "`x[...] = ...`、以 `_` 结尾的方法或 `inplace=True`。",
+    },
+    "inplace.saved.why_no_fix": {
+        "en": "No automatic fix: the in-place write on line {lineno} is not in a form grad_magic can rewrite "
+              "safely (it may write through a view, or happen inside a function); compute {name} out of "
+              "place there, or `.clone()` it before the write.",
+        "zh": "没有自动修复：第 {lineno} 行的原地写入形式无法被安全地改写（可能是通过视图写入，或发生在某个"
+              "函数内部）；请在那里改用非原地运算计算 {name}，或在写入之前先 `.clone()`。",
+    },
+    "inplace.saved.where_saved": {
+        "en": " (the in-place op); the tensor was saved on line {lineno}",
+        "zh": "（原地操作）；该张量在第 {lineno} 行被保存",
+    },
+    "inplace.saved.where_saved_step": {
+        "en": " (the optimizer step); the tensor was saved on line {lineno}",
+        "zh": "（优化器的 step）；该张量在第 {lineno} 行被保存",
+    },
+    # -- fixes --
+    "inplace.saved.fix_rebind": {
+        "en": "compute it out of place on line {lineno}: `{code}`",
+        "zh": "在第 {lineno} 行改为非原地运算：`{code}`",
+    },
+    "inplace.saved.fix_keyword": {
+        "en": "use inplace=False on line {lineno}, so the activation returns a new tensor",
+        "zh": "在第 {lineno} 行改用 inplace=False，让激活函数返回一个新张量",
+    },
+    "inplace.saved.fix_out": {
+        "en": "assign the result on line {lineno} instead of writing it into {name} with out=",
+        "zh": "在第 {lineno} 行直接赋值结果，而不是用 out= 写入 {name}",
+    },
+    "inplace.saved.fix_clone": {
+        "en": "copy {name} with .clone() before the in-place write (inserted before line {lineno}), so the "
+              "saved tensor keeps its value",
+        "zh": "在原地写入之前用 .clone() 复制 {name}（插入在第 {lineno} 行之前），使被保存的张量保持原值",
+    },
+}

@@ -1,0 +1,4 @@
+%%gradcheck
+scores /= scores.sum()
+loss = -scores[0].log()
+loss.backward()

@@ -1,0 +1,6 @@
+import torch
+
+
+def normalise_(t):
+    t -= t.mean()
+    return t

@@ -1,0 +1,233 @@
+"""The inplace family: saved-tensor-modified-in-place (message variants, matching, fixes, wording)."""
+from __future__ import annotations
+
+import re
+import weakref
+
+import pytest
+import torch
+
+import grad_magic
+from grad_magic import catalog
+from grad_magic.engine import diagnose
+from grad_magic.record import CapturedWarning, OpEvent, RunRecord, TensorSnapshot
+from grad_magic.rules.inplace import parse_saved_tensor_error
+from gm_shell import run
+
+HEAD = ("one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: ")
+HINT_OLD = (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True).")
+HINT_NEW = (" Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+HINT_ANOMALY = (" Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good luck!")
+
+# Every wording seen from torch 2.1 to 2.13 (reproduced with each release; strings checked in the .so
+# files), plus the pre-1.10 node names without the trailing 0 and the bare pre-1.0 sentence.
+VARIANTS = [
+    # torch 2.13: the op's name; check_nan=False hint
+    (HEAD + "[torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(shape=(2,), dtype="float32", device="cpu", grad_fn="Sigmoid", version=1,
+                                 expected=0, output=0)),
+    # torch 2.1 ... 2.12: the node's name; torch 2.1 ... 2.10 hint
+    (HEAD + "[torch.FloatTensor [2, 3]], which is output 0 of SigmoidBackward0, is at version 2; expected "
+     "version 0 instead." + HINT_OLD, dict(shape=(2, 3), grad_fn="SigmoidBackward0", version=2, expected=0)),
+    # before torch 1.10: no trailing 0
+    (HEAD + "[torch.FloatTensor [2]], which is output 0 of SigmoidBackward, is at version 1; expected "
+     "version 0 instead." + HINT_OLD, dict(grad_fn="SigmoidBackward")),
+    # anomaly mode on (every version)
+    (HEAD + "[torch.FloatTensor [16, 1]], which is output 0 of Sigmoid, is at version 1; expected version "
+     "0 instead." + HINT_ANOMALY, dict(shape=(16, 1), version=1)),
+    # CUDA
+    (HEAD + "[torch.cuda.FloatTensor [2, 3]], which is output 0 of AddmmBackward0, is at version 3; "
+     "expected version 2 instead." + HINT_OLD, dict(device="cuda", dtype="float32", expected=2)),
+    (HEAD + "[torch.cuda.HalfTensor [8]], which is output 0 of Exp, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(device="cuda", dtype="float16")),
+    # dtypes without a legacy tensor type name print the dispatch key's type
+    (HEAD + "[CPUBFloat16Type [2, 3]], which is output 0 of Exp, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(device="cpu", dtype="bfloat16", shape=(2, 3))),
+    (HEAD + "[CUDABFloat16Type [4]], which is output 0 of ExpBackward0, is at version 1; expected version 0 "
+     "instead." + HINT_OLD, dict(device="cuda", dtype="bfloat16")),
+    (HEAD + "[torch.DoubleTensor [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(dtype="float64")),
+    # a leaf: no "which is output" clause
+    (HEAD + "[torch.FloatTensor [2, 2]] is at version 1; expected version 0 instead." + HINT_NEW,
+     dict(shape=(2, 2), grad_fn=None, output=None, version=1, expected=0)),
+    # a 0-dim tensor
+    (HEAD + "[torch.FloatTensor []], which is output 0 of Sigmoid, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(shape=())),
+    # a view's base, regenerated as AsStrided after an optimizer step (GAN)
+    (HEAD + "[torch.FloatTensor [2, 1]], which is output 0 of AsStridedBackward0, is at version 2; "
+     "expected version 1 instead." + HINT_OLD, dict(grad_fn="AsStridedBackward0", version=2, expected=1)),
+    # torch replaces only CPU/CUDA Byte..Half types by their legacy names; a message that skipped the
+    # replacement (or another backend) shows the dispatch key's type
+    (HEAD + "[CPUFloatType [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(device="cpu", dtype="float32", shape=(2,))),
+    (HEAD + "[MPSFloatType [2, 2]], which is output 0 of Tanh, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(device="mps", dtype="float32")),
+    (HEAD + "[CPUComplexFloatType [3]], which is output 0 of Exp, is at version 1; expected version 0 "
+     "instead." + HINT_NEW, dict(dtype="complex64")),
+    # an unknown backend still parses, without dtype or device
+    (HEAD + "[MyDeviceFloatType [3]], which is output 0 of Exp, is at version 1; expected version 0 "
+     "instead.", dict(shape=(3,), dtype=None, device=None)),
+]
+
+
+@pytest.mark.parametrize("message,expected", VARIANTS, ids=range(len(VARIANTS)))
+def test_every_known_wording_is_recognised(message, expected):
+    err = parse_saved_tensor_error(message)
+    assert err is not None
+    for field, value in expected.items():
+        assert getattr(err, field) == value, field
+
+
+def test_the_bare_old_sentence_is_recognised_without_details():
+    err = parse_saved_tensor_error(HEAD.rstrip(": "))
+    assert err is not None and err.version is None and err.shape is None
+
+
+@pytest.mark.parametrize("message", [
+    "a leaf Variable that requires grad is being used in an in-place operation.",
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed).",
+    "element 0 of tensors does not require grad and does not have a grad_fn",
+])
+def test_other_errors_are_not_this_kind(message):
+    assert parse_saved_tensor_error(message) is None
+
+
+def test_real_torch_message_of_this_version_is_recognised():
+    a = torch.ones(2, 3, requires_grad=True)
+    x = torch.sigmoid(a)
+    x += 1
+    with pytest.raises(RuntimeError) as info:
+        x.sum().backward()
+    err = parse_saved_tensor_error(str(info.value))
+    assert (err.shape, err.dtype, err.device, err.version, err.expected) == ((2, 3), "float32", "cpu", 1, 0)
+    assert re.fullmatch(r"Sigmoid(Backward0?)?", err.grad_fn)
+
+
+# -- the rule on hand-made records: odd input, ambiguity --
+
+def _snap(t: torch.Tensor, version: int) -> TensorSnapshot:
+    return TensorSnapshot(ident=id(t), shape=tuple(t.shape), dtype="float32", device="cpu",
+                          version=version, requires_grad=True, is_leaf=False, ref=weakref.ref(t))
+
+
+MESSAGE = HEAD + "[torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; expected " \
+                 "version 0 instead." + HINT_NEW
+
+
+def _diagnose(source: str, events=(), warnings=(), namespace=None, message=MESSAGE):
+    record = RunRecord(filename="<cell>", source=source, exception=RuntimeError(message), error_lineno=4,
+                       inplace_ops=list(events), warnings=list(warnings))
+    found = diagnose(record, namespace or {}, "en")
+    assert found and found[0].kind == "saved-tensor-modified-in-place"
+    return found[0]
+
+
+def test_nothing_recorded_still_explains_and_proposes_no_fix():
+    d = _diagnose("%%gradcheck\nx = f()\ng(x)\nx.sum().backward()\n", message=HEAD.rstrip(": "))
+    assert d.fix is None and not d.notes
+    assert "did not see which in-place operation" in d.why
+
+
+def test_two_lines_that_fit_equally_name_neither():
+    x, y = torch.ones(2), torch.ones(2)
+    source = "%%gradcheck\nx += 1\ny += 1\nz.backward()\n"
+    events = [OpEvent("add_", 2, (_snap(x, 1),), "method"), OpEvent("add_", 3, (_snap(y, 1),), "method")]
+    d = _diagnose(source, events, namespace={"x": x, "y": y})
+    assert d.fix is None
+    assert [sl.lineno for sl in d.lines] == [4]
+
+
+def test_the_forward_line_breaks_a_tie():
+    x, y = torch.ones(2), torch.ones(2)
+    x.add_(1), y.add_(1)
+    source = "%%gradcheck\nx = torch.sigmoid(a)\nx += 1\ny += 1\nz.backward()\n"
+    events = [OpEvent("add_", 3, (_snap(x, 1),), "method"), OpEvent("add_", 4, (_snap(y, 1),), "method")]
+    warning = CapturedWarning("UserWarning", 'Error detected in SigmoidBackward0. Traceback of forward call '
+                              'that caused the error:\n  File "<cell>", line 2, in <module>\n', "graph.py", 1)
+    d = _diagnose(source, events, [warning], namespace={"x": x, "y": y})
+    assert d.title.startswith("`x`") and "line 2" in d.why
+    assert d.fix is not None and "x = x + 1" in d.fix.source
+
+
+def test_the_first_of_two_writes_is_the_culprit():
+    x = torch.ones(2)
+    source = "%%gradcheck\nx = torch.sigmoid(a)\nx += 1\nx *= 3\nx.sum().backward()\n"
+    message = MESSAGE.replace("at version 1", "at version 2")
+    events = [OpEvent("add_", 3, (_snap(x, 1),), "method"), OpEvent("mul_", 4, (_snap(x, 2),), "method")]
+    d = _diagnose(source, events, message=message)
+    assert "line 3" in d.where and d.fix.source.splitlines()[2] == "x = x + 1"
+
+
+def test_a_forward_in_another_file_is_named_but_has_no_line():
+    x = torch.ones(2)
+    warning = CapturedWarning("UserWarning", 'Error detected in ExpBackward0. Traceback of forward call '
+                              'that caused the error:\n  File "/lib/model.py", line 9, in forward\n',
+                              "graph.py", 1)
+    d = _diagnose("%%gradcheck\nx.add_(1)\nx.sum().backward()\n",
+                  [OpEvent("add_", 2, (_snap(x, 1),), "method")], [warning])
+    assert "ExpBackward0" in d.why and "outside this cell" in d.why
+
+
+# -- fixes through the shell --
+
+def _card(shell, cell: str):
+    result = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    found = [d for d in grad_magic.last_diagnoses() if d.kind == "saved-tensor-modified-in-place"]
+    assert found, [d.kind for d in grad_magic.last_diagnoses()]
+    return found[0]
+
+
+def test_an_operand_that_is_an_expression_is_parenthesised(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nx = a.exp()\n"
+                     "x *= a + 1\nx.sum().backward()\n")
+    assert d.fix.source.splitlines()[4] == "x = x * (a + 1)"
+
+
+def test_an_in_place_call_whose_result_is_used_gets_a_clone(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nx = a.exp()\n"
+                     "y = x.mul_(2)\ny.sum().backward()\n")
+    assert d.fix.source.splitlines()[4:6] == ["x = x.clone()", "y = x.mul_(2)"]
+
+
+def test_a_method_without_an_out_of_place_twin_gets_a_clone(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nx = a.exp()\n"
+                     "if True:\n    x.zero_()\nx.sum().backward()\n")
+    assert d.fix.source.splitlines()[5:7] == ["    x = x.clone()", "    x.zero_()"]
+
+
+def test_a_write_after_a_semicolon_gets_no_fix(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nx = a.exp()\n"
+                     "b = 1; x[0] = 0\nx.sum().backward()\n")
+    assert d.fix is None and "No automatic fix" in d.why
+
+
+def test_two_inplace_flags_that_could_have_done_it_get_no_fix(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\n"
+                     "act1, act2 = nn.ReLU(inplace=True), nn.ReLU(inplace=True)\n"
+                     "a = torch.ones(2, requires_grad=True)\nx = a.sigmoid()\ny = act1(x)\n"
+                     "y.sum().backward()\n")
+    assert d.fix is None and [sl.lineno for sl in d.lines] == [6, 7, 8]
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nx = a.exp()\n"
+                     "x += 1\nx.sum().backward()\n")
+    assert d.language == "zh"
+    assert "原地修改" in d.title and "第 5 行" in d.summary and "第 4 行" in d.why
+    assert "非原地运算" in d.fix.description and "x = x + 1" in d.fix.description
+    text = str(d)
+    assert "发生了什么" in text and "x = x + 1" in text
+
+
+def test_every_inplace_message_has_chinese_text():
+    keys = [k for k in catalog.MESSAGES if k.startswith("inplace.")]
+    assert len(keys) > 20
+    for key in keys:
+        assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

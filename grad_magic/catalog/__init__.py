@@ -12,7 +12,8 @@ from typing import Dict
 
 from .. import state
 
-FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading")
+FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading",
+            "backward", "conversions", "dtypes", "shapes", "memory", "training")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

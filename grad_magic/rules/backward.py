@@ -1,0 +1,1 @@
+"""Rules of the backward family (issue 7)."""

@@ -1,0 +1,1 @@
+"""Rules of the conversions family (issue 7)."""

@@ -1,0 +1,1 @@
+"""Rules of the dtypes family (issue 7)."""

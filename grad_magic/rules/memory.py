@@ -1,0 +1,1 @@
+"""Rules of the memory family (issue 7)."""

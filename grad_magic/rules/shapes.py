@@ -1,0 +1,1 @@
+"""Rules of the shapes family (issue 7)."""

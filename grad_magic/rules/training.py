@@ -1,0 +1,1 @@
+"""Rules of the training family (issue 7)."""

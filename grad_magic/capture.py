@@ -6,22 +6,25 @@ Usable without IPython:
         loss.backward()
     run.diagnoses  # after the block, also when it raised
 
-Everything installed is registered on an ExitStack the moment it is installed, so every exit path
-(an exception, KeyboardInterrupt, a SyntaxError, a failing hook) removes exactly what was put on.
+Every hook's undo is listed before the hook goes on, and every undo is idempotent, so every exit path
+(an exception, a KeyboardInterrupt on any line, a SyntaxError, a failing hook) removes exactly what was
+put on.
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 import platform
 import sys
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import torch
+import torch.optim.optimizer as optimizer_module
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
@@ -85,7 +88,7 @@ class Capture:
         self._filename = filename
         self._source = source
         self._namespace = namespace
-        self._stack: Optional[contextlib.ExitStack] = None
+        self._undo: List[Callable[[], None]] = []
         self._log: Optional[OpLog] = None
         self._steps: Optional[_StepWatch] = None
         self._warnings: List[CapturedWarning] = []
@@ -99,30 +102,54 @@ class Capture:
             if self._namespace is None:
                 self._namespace = {**caller.f_globals, **caller.f_locals}
         self._log = OpLog(self._filename)
-        stack = contextlib.ExitStack()
         try:
-            self._install(stack)
+            self._install()
         except BaseException:
-            stack.close()
+            self.close()
             raise
-        self._stack = stack
         return self
 
-    def _install(self, stack: contextlib.ExitStack) -> None:
-        opts = self.options
-        stack.enter_context(_warnings_recorded(self._warnings))
+    def _install(self) -> None:
+        # NB: each undo is listed *before* its hook goes on, and each is idempotent, so a
+        # KeyboardInterrupt landing on any line here or in close() never leaves a hook behind.
+        opts, undo = self.options, self._undo
+        recorder = _WarningRecorder(self._warnings)
+        undo.append(recorder.uninstall)
+        recorder.install()
         if opts.anomaly:
-            stack.enter_context(_anomaly(opts.check_nan))
+            undo.append(functools.partial(torch.set_anomaly_enabled, torch.is_anomaly_enabled(),
+                                          torch.is_anomaly_check_nan_enabled()))
+            torch.set_anomaly_enabled(True, opts.check_nan)
         if opts.track:
-            self._steps = _StepWatch(self._log)
-            stack.callback(register_optimizer_step_pre_hook(self._steps.before).remove)
-            stack.callback(register_optimizer_step_post_hook(self._steps.after).remove)
-            stack.enter_context(_OpTracker(self._log))
+            self._steps = steps = _StepWatch(self._log)
+            undo.append(functools.partial(_unregister_optimizer_hooks, steps.before, steps.after))
+            register_optimizer_step_pre_hook(steps.before)
+            register_optimizer_step_post_hook(steps.after)
+            tracker = _OpTracker(self._log)
+            undo.append(functools.partial(_pop_function_mode, tracker))
+            tracker.__enter__()
+
+    def close(self) -> None:
+        """Take every hook off, newest first. Safe to call again: an undo leaves the list only once it
+        has run, so a close() cut short by an interrupt is finished by the next one (cellrun calls it
+        again); an undo cut short by an interrupt is run again here and the interrupt raised after."""
+        pending, failure = self._undo, None
+        tries = 0
+        while pending:
+            try:
+                pending[-1]()
+            except BaseException as exc:  # noqa: B902 -- re-raised below, after every hook is off
+                failure = failure or exc
+                tries += 1
+                if isinstance(exc, KeyboardInterrupt) and tries < 3:
+                    continue  # NB: the same undo once more: they are idempotent
+            tries = 0
+            pending.pop()
+        if failure is not None:
+            raise failure
 
     def __exit__(self, etype: Any, exc: Optional[BaseException], tb: Any) -> bool:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            stack.close()  # NB: first, before anything here can fail
+        self.close()  # NB: first, before anything here can fail
         self.record = self._make_record(exc)
         if self._namespace is not None:  # plain context-manager use: diagnose now
             from .engine import diagnose_and_remember
@@ -146,30 +173,42 @@ def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Captur
     return Capture(options, **kwargs)
 
 
-@contextlib.contextmanager
-def _anomaly(check_nan: bool):
-    """Anomaly detection on; the outer state (a capture inside a capture, or the user's) restored."""
-    was_enabled, was_nan = torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()
-    torch.set_anomaly_enabled(True, check_nan)
-    try:
-        yield
-    finally:
-        torch.set_anomaly_enabled(was_enabled, was_nan)
+class _WarningRecorder:
+    """Records every warning that is shown, and still shows it the way it would have been shown.
+
+    NB: only `warnings.showwarning` is swapped and put back; the filters are left alone, so a
+    `warnings.filterwarnings(...)` in the cell stays in force after it, as in a plain cell.
+    """
+
+    def __init__(self, sink: List[CapturedWarning]) -> None:
+        self._sink = sink
+        self._shown = warnings.showwarning
+
+    def install(self) -> None:
+        warnings.showwarning = self
+
+    def uninstall(self) -> None:
+        if warnings.showwarning is self:  # NB: a cell that set its own showwarning keeps it
+            warnings.showwarning = self._shown
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
+        if len(self._sink) < 1000:
+            self._sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
+        self._shown(message, category, filename, lineno, file, line)
 
 
-@contextlib.contextmanager
-def _warnings_recorded(sink: List[CapturedWarning]):
-    """Record every warning that is shown, and still show it the way it would have been shown."""
-    with warnings.catch_warnings():  # NB: restores filters and showwarning on exit
-        shown = warnings.showwarning
+def _unregister_optimizer_hooks(*hooks: Callable[..., None]) -> None:
+    """Remove our hooks from torch's global optimizer hook tables (idempotent)."""
+    for table in (optimizer_module._global_optimizer_pre_hooks, optimizer_module._global_optimizer_post_hooks):
+        for key in [k for k, hook in table.items() if hook in hooks]:
+            table.pop(key, None)
 
-        def record(message, category, filename, lineno, file=None, line=None):
-            if len(sink) < 1000:
-                sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
-            shown(message, category, filename, lineno, file, line)
 
-        warnings.showwarning = record
-        yield
+def _pop_function_mode(mode: TorchFunctionMode) -> None:
+    """Pop our mode off torch's function-mode stack if it is on top (idempotent)."""
+    stack = _get_current_function_mode_stack()
+    if stack and stack[-1] is mode:
+        mode.__exit__(None, None, None)
 
 
 def _error_site(exc: Optional[BaseException], filename: Optional[str]):

@@ -34,6 +34,7 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
             module, last = _compile(shell, body, filename)
             value = _execute(shell, module, last)
     except BaseException as exc:
+        run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
         _report(shell, run, options)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)

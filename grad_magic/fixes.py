@@ -6,15 +6,31 @@ Never regenerate source with `ast.unparse`. A fix that does not parse is no fix 
 from __future__ import annotations
 
 import ast
+import re
+import warnings
 from typing import Iterable, List, Optional, Sequence
 
 from .model import Fix, TextEdit
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str, keepends: bool = False) -> List[str]:
+    """The lines of a cell as Python, tracebacks and the editor number them: broken at LF, CRLF, CR only.
+
+    NB: not `str.splitlines()`, which also breaks at form feeds, vertical tabs, NEL, the file/group/record
+    separators and the Unicode line and paragraph separators: one of those in a string or a comment
+    would shift every line number after it.
+    """
+    lines = _LINE.findall(text)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
 def line_offsets(source: str) -> List[int]:
     """Offset of the first character of each line; index 0 is line 1."""
     offsets, total = [], 0
-    for line in source.splitlines(keepends=True):
+    for line in split_lines(source, keepends=True):
         offsets.append(total)
         total += len(line)
     offsets.append(total)
@@ -54,7 +70,9 @@ def python_of_cell(cell: str) -> str:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
         return body
-    return TransformerManager().transform_cell(body)
+    with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
+        warnings.simplefilter("ignore")
+        return TransformerManager().transform_cell(body)
 
 
 def parses(cell: str) -> bool:
@@ -92,7 +110,7 @@ def cell_tree(cell: str) -> Optional[ast.Module]:
 
 def node_span(cell: str, node: ast.AST, offsets: Optional[Sequence[int]] = None) -> tuple:
     """(start, end) character offsets of an ast node in the cell text."""
-    lines = cell.splitlines()
+    lines = split_lines(cell)
     offs = offsets if offsets is not None else line_offsets(cell)
     start = offs[node.lineno - 1] + utf8_col(lines[node.lineno - 1], node.col_offset)
     end = offs[node.end_lineno - 1] + utf8_col(lines[node.end_lineno - 1], node.end_col_offset)
@@ -105,8 +123,9 @@ def indent_of(line: str) -> str:
 
 def body_indent(cell: str, lineno: int) -> str:
     """The indentation one level deeper than `lineno`, in the cell's own style (spaces or tabs)."""
-    indent = indent_of(cell.splitlines()[lineno - 1])
-    deeper = [indent_of(ln) for ln in cell.splitlines() if ln.strip()]
+    lines = split_lines(cell)
+    indent = indent_of(lines[lineno - 1])
+    deeper = [indent_of(ln) for ln in lines if ln.strip()]
     steps = [d[len(indent):] for d in deeper if d.startswith(indent) and len(d) > len(indent)]
     step = min(steps, key=len) if steps else "    "
     return indent + step
@@ -120,7 +139,7 @@ def insert_line_before(cell: str, lineno: int, text: str) -> TextEdit:
 
 def wrap_in_block(cell: str, first: int, last: int, header: str) -> List[TextEdit]:
     """Put lines first..last under `header:` (e.g. `with torch.no_grad()`), indenting them one level."""
-    lines = cell.splitlines(keepends=True)
+    lines = split_lines(cell, keepends=True)
     offs = line_offsets(cell)
     indent = indent_of(lines[first - 1])
     step = body_indent(cell, first)[len(indent):] or "    "

@@ -16,6 +16,12 @@ from gm_shell import displayed, run  # noqa: F401 -- re-exported for older impor
 # NB: created once, up front: creating the shell installs IPython's own warning filters, which must not
 # count as a change made by a test.
 SHELL = InteractiveShell.instance()
+# NB: torch's first meta-device op imports sympy, which adds a warning filter: done here, once, so that
+# it is not counted as a change made by whichever test happens to be first.
+try:
+    torch.cat([torch.zeros(1), torch.zeros(1, device="meta")])
+except RuntimeError:
+    pass
 
 
 def global_state() -> dict:

@@ -5,6 +5,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, List, Tuple
 
+from ..fixes import split_lines
 from ..model import Diagnosis
 
 CONTEXT = 2  # lines shown around each culprit line
@@ -48,7 +49,7 @@ class ExcerptLine:
 
 
 def excerpt(d: Diagnosis) -> List[ExcerptLine]:
-    lines = d.source.splitlines()
+    lines = split_lines(d.source)  # NB: numbered as the culprit lines are
     culprits = {sl.lineno for sl in d.lines}
     keep = sorted({n for c in culprits for n in range(c - CONTEXT, c + CONTEXT + 1)
                    if 1 <= n <= len(lines)})
@@ -61,7 +62,7 @@ def diff_lines(d: Diagnosis) -> List[Tuple[str, str]]:
     if d.fix is None:
         return []
     out: List[Tuple[str, str]] = []
-    for line in difflib.unified_diff(d.source.splitlines(), d.fix.source.splitlines(), n=0,
+    for line in difflib.unified_diff(split_lines(d.source), split_lines(d.fix.source), n=0,
                                      lineterm=""):
         if line.startswith(("---", "+++")):
             continue

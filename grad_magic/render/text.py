@@ -7,6 +7,7 @@ from typing import List, Sequence
 
 from .. import catalog
 from ..model import Diagnosis
+from ..fixes import split_lines
 from .common import clip, diff_lines, excerpt, tensor_rows
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "dim": "\033[2m", "bold": "\033[1m",
@@ -49,7 +50,7 @@ def render(d: Diagnosis, color: bool = False) -> str:
         for sign, text in diff_lines(d):
             out.append("  " + (c("add" if sign == "+" else "del", sign + " " + text)
                                if sign in "+-" else c("dim", text)))
-        out += ["", f"{say('card.fixed_cell')}:"] + ["  " + ln for ln in d.fix.source.splitlines()]
+        out += ["", f"{say('card.fixed_cell')}:"] + ["  " + ln for ln in split_lines(d.fix.source)]
         out += ["", c("dim", say("card.gradfix_hint"))]
     elif d.is_error:
         out.append(say("card.no_fix"))

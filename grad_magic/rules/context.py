@@ -12,6 +12,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from .. import catalog, state
 from ..facts import fact_for
+from ..fixes import split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
 from ..names import NameIndex
 from ..record import RunRecord
@@ -46,7 +47,7 @@ class RuleContext:
     # -- the cell --
     @cached_property
     def source_lines(self) -> List[str]:
-        return self.record.source.splitlines()
+        return split_lines(self.record.source)  # NB: numbered as Python numbers lines
 
     def line(self, lineno: Optional[int]) -> Optional[SourceLine]:
         if lineno is None or not 1 <= lineno <= len(self.source_lines):
@@ -65,7 +66,10 @@ class RuleContext:
             parts = dotted.split(".")
             while parts:  # `b.to` names `b`: the longest prefix that is a tensor or module
                 name = ".".join(parts)
-                fact = fact_for(name, self.names.lookup(name))
+                try:
+                    fact = fact_for(name, self.names.lookup(name))
+                except Exception:  # NB: a tensor subclass or proxy whose attributes raise is no fact
+                    fact = None
                 if fact is not None:
                     if all(f.name != name for f in found):
                         found.append(fact)

@@ -1,0 +1,109 @@
+"""Terminal IPython, driven through a pseudo-terminal: what a user typing in `ipython` gets.
+
+A failing `%%gradcheck` cell shows the text card, then the traceback; `%gradfix` puts the fixed cell in the
+next prompt, ready to run with Enter. The fix comes from a tiny test-only rule registered in the session,
+so that this test does not depend on the other rules.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+TIMEOUT = 90  # NB: the first `%load_ext grad_magic` imports torch
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]|\r")
+_ESC = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
+
+
+def prompt(n: int) -> str:
+    """`In [n]: `, coloured or not (prompt_toolkit colours the number apart)."""
+    return rf"In \[{_ESC}{n}{_ESC}\]: "
+
+RULE = textwrap.dedent('''\
+    """A test-only rule: a cell that raises TERMINAL-FAULT gets a card whose fix replaces the raise."""
+    from grad_magic.fixes import make_fix
+    from grad_magic.model import TextEdit
+    from grad_magic.rules import rule
+
+
+    @rule("test-terminal-fault")
+    def terminal_fault(ctx):
+        if "TERMINAL-FAULT" not in ctx.error_message:
+            return None
+        source = ctx.record.source
+        start = source.index("raise ")
+        end = source.index("\\n", start)
+        fix = make_fix(source, [TextEdit(start, end, "print('FIXED' + '-RAN', x_before + 1)")],
+                       "print instead of raising")
+        return ctx.diagnosis("test-terminal-fault", "error", title="Terminal test title",
+                             summary="the summary", what="the what", why="the why",
+                             where=ctx.where(ctx.record.error_lineno), lines=[ctx.record.error_lineno],
+                             fix=fix)
+''')
+CELL = ["%%gradcheck", "x_before = 41", "raise ValueError('TERMINAL' + '-FAULT')"]
+
+
+def start_ipython(tmp_path: Path, *options: str):
+    env = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm", "COLUMNS": "160", "LINES": "50",
+           "IPYTHONDIR": str(tmp_path / "ipython"), "GRAD_MAGIC_LANG": "en"}
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(sys.executable, ["-m", "IPython", "--no-banner", "--no-confirm-exit",
+                                           "--HistoryManager.hist_file=:memory:", *options],
+                          env=env, encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 160))
+    child.expect(prompt(1))
+    return child
+
+
+def send_cell(child, lines) -> None:
+    """Type a multi-line cell and Enter. NB: IPython ends a cell magic's cell at an empty last line: the
+    Enter after the last line starts one, a second Enter runs the cell."""
+    for line in [*lines, "", ""]:
+        child.send(line + "\r")
+
+
+def run_session(tmp_path: Path, simple: bool) -> str:
+    rule_file = tmp_path / "terminal_rule.py"
+    rule_file.write_text(RULE)
+    child = start_ipython(tmp_path, *(["--simple-prompt"] if simple else []))
+    seen = []
+    try:
+        child.send("%load_ext grad_magic\r")
+        child.expect(prompt(2))
+        child.send(f"%run {rule_file}\r")
+        child.expect(prompt(3))
+        send_cell(child, CELL)
+        child.expect(prompt(4))
+        seen.append(child.before)
+        child.send("%gradfix\r")
+        child.expect("The fixed cell is in the next input")
+        child.expect(prompt(5))
+        if not simple:
+            # NB: the prompt holds the fixed cell, the cursor at its end: Enter runs it
+            child.send("\r")
+            child.expect("FIXED-RAN 42")
+            child.expect(prompt(6))
+        seen.append(child.before)
+        child.send("exit\r")
+        child.expect(pexpect.EOF)
+    except (pexpect.TIMEOUT, pexpect.EOF) as e:
+        shown = ANSI.sub("", str(child.before))[-3000:]
+        raise AssertionError(f"{type(e).__name__}; the terminal showed:\n{shown}") from None
+    finally:
+        child.close(force=True)
+    return ANSI.sub("", "".join(seen))
+
+
+@pytest.mark.parametrize("simple", [False, True], ids=["prompt_toolkit", "simple_prompt"])
+def test_failing_cell_shows_the_text_card_and_gradfix_fills_the_prompt(tmp_path, simple):
+    card = run_session(tmp_path, simple)
+    assert "✖ grad_magic · error · test-terminal-fault" in card
+    assert "Fixed cell:" in card and "print('FIXED' + '-RAN', x_before + 1)" in card
+    assert "Run %gradfix to put the fixed cell in the next input." in card
+    assert "Terminal test title" in card and "ValueError: TERMINAL-FAULT" in card
+    assert card.index("Terminal test title") < card.index("ValueError: TERMINAL-FAULT"), "the card comes first"

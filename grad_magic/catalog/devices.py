@@ -3,4 +3,136 @@ from __future__ import annotations
 
 from typing import Dict
 
-MESSAGES: Dict[str, Dict[str, str]] = {}
+MESSAGES: Dict[str, Dict[str, str]] = {
+    # -- device-mismatch: title, summary, what --
+    "devices.title": {
+        "en": "{op} got tensors on two devices: {odd} on {odd_device}, {rest} on {device}",
+        "zh": "{op} 收到了两个设备上的张量：{odd} 在 {odd_device} 上，{rest} 在 {device} 上",
+    },
+    "devices.summary": {
+        "en": "An op computes on one device and never copies its inputs there by itself: {odd} must be moved "
+              "to {device}, where the op's other tensors are.",
+        "zh": "一个运算只在一个设备上计算，不会自动把输入搬过去：{odd} 必须移到 {device} 上，"
+              "和该运算的其他张量放在一起。",
+    },
+    "devices.summary_unclear": {
+        "en": "An op computes on one device and never copies its inputs there by itself, and which device "
+              "this one should use is not clear from the cell.",
+        "zh": "一个运算只在一个设备上计算，不会自动把输入搬过去；而从单元格看不出这个运算应该用哪个设备。",
+    },
+
+    "devices.what": {
+        "en": "{op} on line {lineno} was given {listing}.",
+        "zh": "第 {lineno} 行的 {op} 收到的是：{listing}。",
+    },
+    "devices.what_arg": {
+        "en": "torch's message points at its `{arg}` argument, on {odd}.",
+        "zh": "torch 的报错信息指向它的 `{arg}` 参数（在 {odd} 上）。",
+    },
+    "devices.what_devices": {
+        "en": "tensors on {devices}",
+        "zh": "分别位于 {devices} 上的张量",
+    },
+    "devices.on": {"en": "{name} on {device}", "zh": "{name}（{device}）"},
+    "devices.list_sep": {"en": ", ", "zh": "，"},
+    "devices.and": {"en": " and ", "zh": " 和 "},
+    "devices.step_sep": {"en": "; ", "zh": "；"},
+    "devices.an_op": {"en": "an op", "zh": "某个运算"},
+    "devices.another": {"en": "another tensor", "zh": "另一个张量"},
+    "devices.unnamed": {"en": "an intermediate result", "zh": "一个中间结果"},
+    "devices.parameters": {"en": "{module}'s parameters", "zh": "{module} 的参数"},
+    # -- why --
+    "devices.why.rule": {
+        "en": "PyTorch never moves a tensor to another device behind your back: every tensor an op takes "
+              "must already be on the device it runs on.",
+        "zh": "PyTorch 不会在背后替你把张量搬到别的设备：一个运算用到的所有张量都必须事先放在它运行的设备上。",
+    },
+    "devices.why.grad": {
+        "en": "A tensor's .grad must live on the same device as the tensor itself; the gradient assigned here "
+              "is on another device. Move it with `.to(<tensor>.device)` before assigning it.",
+        "zh": "张量的 .grad 必须和张量本身在同一个设备上；这里赋给它的梯度却在另一个设备上。"
+              "请先用 `.to(<张量>.device)` 把梯度移过去再赋值。",
+    },
+    "devices.why.unclear": {
+        "en": "Which device is meant is not clear from the cell ({devices}): move one side with `.to(...)` so "
+              "that all of them match.",
+        "zh": "从单元格看不出本意是哪个设备（{devices}）：请用 `.to(...)` 移动其中一方，让它们一致。",
+    },
+    "devices.why.variable": {
+        "en": "The cell's `{variable}` says where tensors belong: {device}.",
+        "zh": "单元格中的 `{variable}` 表明张量应该放在 {device} 上。",
+    },
+    "devices.why.module": {
+        "en": "{module}'s parameters are on {device}, and data goes where the model is.",
+        "zh": "{module} 的参数在 {device} 上，数据应该跟着模型走。",
+    },
+    "devices.why.placed": {
+        "en": "Only {odd} is still on {odd_device}, where every new tensor starts; the op's other tensors were "
+              "put on {device} on purpose.",
+        "zh": "只有 {odd} 还在新张量默认所在的 {odd_device} 上；该运算的其他张量都是特意放到 {device} 上的。",
+    },
+    "devices.why.created": {
+        "en": "{name} is created on line {lineno} by `{code}` without `device=`, so it is made on the default "
+              "device, {odd_device}.",
+        "zh": "{name} 是在第 {lineno} 行由 `{code}` 创建的，没有指定 `device=`，所以它被创建在默认设备 "
+              "{odd_device} 上。",
+    },
+    "devices.why.loop": {
+        "en": "{names} come from `{iterable}` (line {lineno}), which yields tensors on {odd_device}.",
+        "zh": "{names} 来自第 {lineno} 行的 `{iterable}`，它产出的张量在 {odd_device} 上。",
+    },
+    "devices.why.use": {
+        "en": "{name} is on {odd_device} when line {lineno} uses it.",
+        "zh": "第 {lineno} 行使用 {name} 时，它在 {odd_device} 上。",
+    },
+    "devices.why.earlier": {
+        "en": "{name} was made outside this cell and is on {odd_device} (line {lineno} uses it).",
+        "zh": "{name} 是在本单元格之外创建的，位于 {odd_device} 上（第 {lineno} 行用到了它）。",
+    },
+    "devices.why.taken": {
+        "en": "{name} is taken from {source} on line {lineno}.",
+        "zh": "{name} 是在第 {lineno} 行从 {source} 中取出的。",
+    },
+    "devices.why.module_made": {
+        "en": "{name} is created on line {lineno} and never moved, so its parameters stay on {odd_device}.",
+        "zh": "{name} 在第 {lineno} 行创建后没有被移动，所以它的参数还在 {odd_device} 上。",
+    },
+    "devices.why.explicit": {
+        "en": "{name} is put on {odd_device} explicitly on line {lineno}, so which device is meant is not "
+              "clear: move one side with `.to(...)`.",
+        "zh": "{name} 是在第 {lineno} 行被显式放到 {odd_device} 上的，因此看不出本意是哪个设备："
+              "请用 `.to(...)` 移动其中一方。",
+    },
+    "devices.why.module_odd": {
+        "en": "{module}'s parameters are on {odd_device}: move the model (or the data) with `.to(...)` so "
+              "that they match.",
+        "zh": "{module} 的参数在 {odd_device} 上：请用 `.to(...)` 移动模型（或数据），让两者一致。",
+    },
+    "devices.why.no_spot": {
+        "en": "No line of the cell could be changed safely to move {name}: move it with `.to(...)` yourself.",
+        "zh": "单元格中找不到可以安全修改的地方来移动 {name}：请自己用 `.to(...)` 移动它。",
+    },
+    "devices.why.no_named": {
+        "en": "The tensor on the other device has no name in the cell (it is an intermediate result), so "
+              "there is no line to change: look at how it is computed.",
+        "zh": "位于另一个设备上的张量在单元格中没有名字（它是中间结果），所以没有可以修改的行："
+              "请检查它是如何计算出来的。",
+    },
+    # -- fix descriptions --
+    "devices.fix.factory": {
+        "en": "create {name} on {device}: add `device={expr}` on line {lineno}",
+        "zh": "把 {name} 直接创建在 {device} 上：在第 {lineno} 行加上 `device={expr}`",
+    },
+    "devices.fix.loop": {
+        "en": "move {names} to {device} at the top of the loop on line {lineno}",
+        "zh": "在第 {lineno} 行的循环开头把 {names} 移到 {device} 上",
+    },
+    "devices.fix.use": {
+        "en": "move {name} to {device} where line {lineno} uses it: `.to({expr})`",
+        "zh": "在第 {lineno} 行使用 {name} 的地方把它移到 {device} 上：`.to({expr})`",
+    },
+    "devices.fix.module": {
+        "en": "move {name} to {device} where it is created on line {lineno}: `.to({expr})`",
+        "zh": "在第 {lineno} 行创建 {name} 的地方把它移到 {device} 上：`.to({expr})`",
+    },
+}

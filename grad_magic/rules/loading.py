@@ -1,1 +1,186 @@
-"""Rules of the loading family (filled in by issue 3)."""
+"""Rules of the loading family: a checkpoint saved on a device this machine does not have.
+
+Reads the error message (torch.load's own, also when torch wraps it in "Weights only load failed") and the
+cell's syntax: the `torch.load(...)` call on the failing line. The fix is an edit inside that call's
+parentheses: `map_location=` added, or a literal map_location that names the missing device replaced.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+import torch
+
+from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span
+from ..model import ERROR, Diagnosis, TextEdit
+from .context import RuleContext
+from .registry import rule
+
+KIND = "load-needs-map-location"
+# torch 0.4 ... 2.13: "on a CUDA device but torch.cuda.is_available() is False" (also privateuse1, HPU, XPU...)
+NOT_AVAILABLE = re.compile(r"Attempting to deserialize object on (?:a )?(?P<backend>\w+) device but "
+                           r"torch\.(?P<module>\w+)\.is_available\(\) is False")
+# saved on cuda:1, this machine has one GPU
+TOO_FEW = re.compile(r"Attempting to deserialize object on (?P<backend>\w+) device (?P<index>\d+) but "
+                     r"torch\.(?P<module>\w+)\.device_count\(\) is (?P<count>\d+)")
+NOT_REGISTERED = re.compile(r"The (?P<backend>\w+) device module is not registered\. If you are running on a "
+                            r"CPU-only machine")
+WRAPPED = "Weights only load failed"  # torch 2.1 ... 2.5 with weights_only=True wrapped the error
+_DEVICE_VARIABLE = re.compile(r"(?:device|dev|DEVICE|DEV|\w+_(?:device|dev)|(?:device|dev)_\w+)")
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """What torch.load's message says."""
+
+    backend: str  # "cuda", "xpu", ... (lower case, as a device type)
+    index: Optional[int] = None  # the saved device index (device-count variant only)
+    count: Optional[int] = None  # how many devices of that type this machine has
+    wrapped: bool = False  # inside "Weights only load failed ..."
+
+
+def parse_load_error(message: str) -> Optional[LoadError]:
+    """None when `message` is not torch.load's missing-device error; what it says otherwise."""
+    wrapped = WRAPPED in message
+    m = NOT_AVAILABLE.search(message)
+    if m is not None:
+        return LoadError(m["backend"].lower(), wrapped=wrapped)
+    m = TOO_FEW.search(message)
+    if m is not None:
+        return LoadError(m["backend"].lower(), int(m["index"]), int(m["count"]), wrapped)
+    m = NOT_REGISTERED.search(message)
+    if m is not None:
+        return LoadError(m["backend"].lower(), wrapped=wrapped)
+    return None
+
+
+@rule(KIND)
+def load_needs_map_location(ctx: RuleContext) -> Optional[Diagnosis]:
+    """torch.load of a checkpoint saved on a GPU, on a machine without one (map_location missing)."""
+    if not isinstance(ctx.exception, Exception):
+        return None
+    err = parse_load_error(ctx.error_message)
+    if err is None:
+        return None
+    lineno = ctx.record.error_lineno
+    spot = LoadCall.find(ctx, lineno)
+    where_to = _where_to(ctx, err, spot)
+    fix, reason = spot.fix(ctx, where_to, err) if spot is not None else (None, "loading.why.not_in_cell")
+    saved = f"{err.backend}:{err.index}" if err.index is not None else err.backend
+    title = "loading.title_count" if err.count is not None else "loading.title"
+    build = ctx.say("loading.cpu_build") if torch.version.cuda is None and err.backend == "cuda" else ""
+    why = [ctx.say("loading.why", saved=saved, backend=err.backend, version=torch.__version__, build=build)]
+    if err.wrapped:
+        why.append(ctx.say("loading.why.wrapped"))
+    if fix is None:
+        why.append(ctx.say(reason, expr=spot.map_text if spot else "", backend=err.backend))
+    call = f"`{spot.text}`" if spot is not None else ctx.say("loading.called_through")
+    what = "loading.what_count" if err.count is not None else "loading.what"
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say(title, saved=saved, backend=err.backend, count=err.count),
+        summary=ctx.say("loading.summary"),
+        what=ctx.say(what, call=call, lineno=lineno or "?", saved=saved, backend=err.backend, count=err.count),
+        why=("" if ctx.language == "zh" else " ").join(why), where=ctx.where(lineno), lines=[lineno],
+        names=[spot.path] if spot is not None and spot.path else [], fix=fix)
+
+
+@dataclass(frozen=True)
+class LoadCall:
+    """The `torch.load(...)` call on the failing line, and its map_location if it has one."""
+
+    call: ast.Call
+    text: str
+    map_node: Optional[ast.AST]  # the map_location value (keyword or second positional argument)
+    map_text: str
+    path: Optional[str]  # the file argument when it is a variable
+    quote: str = '"'  # the quote the call's own strings use
+
+    @staticmethod
+    def find(ctx: RuleContext, lineno: Optional[int]) -> Optional["LoadCall"]:
+        tree = cell_tree(ctx.record.source) if lineno else None
+        stmt = enclosing_statement(tree, lineno) if tree is not None else None
+        if stmt is None:
+            return None
+        src = ctx.record.source
+        calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                 and ctx.names.lookup(ast.get_source_segment(src, n.func) or "") is torch.load]
+        if len(calls) != 1:
+            return None
+        call = calls[0]
+        node = next((k.value for k in call.keywords if k.arg == "map_location"),
+                    call.args[1] if len(call.args) > 1 else None)
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "f"), None)
+        path = first.id if isinstance(first, ast.Name) else None
+        text = " ".join((ast.get_source_segment(src, call) or "torch.load(...)").split())
+        strings = [ast.get_source_segment(src, n) or "" for n in ast.walk(call)
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        quote = "'" if strings and strings[0].lstrip("rbuRBU")[:1] == "'" else '"'
+        return LoadCall(call, text, node, ast.get_source_segment(src, node) or "" if node else "", path, quote)
+
+    def fix(self, ctx: RuleContext, where_to: str, err: LoadError) -> tuple:
+        """(Fix or None, the catalog key saying why there is none)."""
+        src = ctx.record.source
+        call = self.call
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None, "loading.why.kwargs"
+        lineno = call.lineno
+        if self.map_node is not None:
+            if not _literal_device(self.map_node):
+                return None, "loading.why.map_variable"
+            start, end = node_span(src, self.map_node)
+            edit = TextEdit(start, end, where_to)
+            description = ctx.say("loading.fix_replace", expr=where_to, old=self.map_text, lineno=lineno)
+        else:
+            args: List[ast.AST] = [*call.args, *call.keywords]
+            if args:
+                _, at = node_span(src, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
+                text = f", map_location={where_to}"
+            else:
+                _, end = node_span(src, call)
+                at, text = end - 1, f"map_location={where_to}"
+            edit = TextEdit(at, at, text)
+            description = ctx.say("loading.fix_add", expr=where_to, lineno=lineno)
+        return make_fix(src, [edit], description), "loading.why.no_fix"
+
+
+def _literal_device(node: ast.AST) -> bool:
+    """`"cuda"`, `'cuda:0'`, `torch.device("cuda")`: a map_location written out that can be replaced."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" \
+        and all(isinstance(a, ast.Constant) for a in node.args) and not node.keywords
+
+
+def _where_to(ctx: RuleContext, err: LoadError, spot: Optional[LoadCall]) -> str:
+    """The cell's `device` when it names a device this machine has, else "cpu" (or device 0)."""
+    for name in sorted((n for n, _ in ctx.names.objects() if "." not in n and _DEVICE_VARIABLE.fullmatch(n)),
+                       key=lambda n: (n not in ("device", "dev"), len(n))):
+        value = ctx.names.lookup(name)
+        try:
+            device = value if isinstance(value, torch.device) else torch.device(value) \
+                if isinstance(value, str) else None
+        except (RuntimeError, TypeError):
+            device = None
+        if device is not None and _usable(device, err) and _bound(ctx, name, spot):
+            return name
+    quote = spot.quote if spot is not None else '"'
+    return f"{quote}{err.backend}:0{quote}" if err.count else f"{quote}cpu{quote}"
+
+
+def _usable(device: torch.device, err: LoadError) -> bool:
+    if device.type == "meta":
+        return False
+    if device.type != err.backend:
+        return True
+    return err.count is not None and (device.index or 0) < err.count
+
+
+def _bound(ctx: RuleContext, name: str, spot: Optional[LoadCall]) -> bool:
+    """`name` exists where the call is: assigned before it in the cell, or by an earlier cell."""
+    tree = cell_tree(ctx.record.source)
+    if tree is None or spot is None:
+        return False
+    found = assignments_to(tree, name)
+    return any(s.lineno < spot.call.lineno for s in found) if found else name in ctx.namespace

@@ -1,0 +1,18 @@
+%%gradcheck
+# Linear regression by hand: the update forgot torch.no_grad()
+import torch
+
+torch.manual_seed(0)
+x = torch.randn(100, 1)
+y = 3 * x + 2 + 0.1 * torch.randn(100, 1)
+w = torch.zeros(1, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+lr = 0.1
+
+for step in range(20):
+    loss = ((x * w + b - y) ** 2).mean()
+    loss.backward()
+    w -= lr * w.grad
+    b -= lr * b.grad
+    w.grad.zero_()
+    b.grad.zero_()

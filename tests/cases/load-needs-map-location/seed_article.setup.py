@@ -1,0 +1,18 @@
+import os
+import tempfile
+
+import torch
+import torch.nn as nn
+import torch.serialization
+
+torch.manual_seed(0)
+ckpt_dir = tempfile.mkdtemp(prefix="grad_magic_ckpt_")
+_location_tag = torch.serialization.location_tag
+# NB: tag every storage "cuda:0" while saving: a checkpoint from a GPU machine, made without a GPU
+torch.serialization.location_tag = lambda storage: "cuda:0"
+try:
+    torch.save(nn.Linear(3, 2).state_dict(), os.path.join(ckpt_dir, "model.pth"))
+finally:
+    torch.serialization.location_tag = _location_tag
+os.chdir(ckpt_dir)  # the article loads 'model.pth' from the working directory
+model = nn.Linear(3, 2)

@@ -1,0 +1,17 @@
+import os
+import tempfile
+
+import torch
+import torch.nn as nn
+import torch.serialization
+
+torch.manual_seed(0)
+ckpt_dir = tempfile.mkdtemp(prefix="grad_magic_ckpt_")
+_location_tag = torch.serialization.location_tag
+# NB: tag every storage "cuda:0" while saving: a checkpoint from a GPU machine, made without a GPU
+torch.serialization.location_tag = lambda storage: "cuda:0"
+try:
+    model_file = os.path.join(ckpt_dir, "whole_model.pt")
+    torch.save(nn.Linear(3, 2), model_file)
+finally:
+    torch.serialization.location_tag = _location_tag

@@ -1,0 +1,7 @@
+import torch
+
+
+def fit_step(w, x):
+    loss = (x @ w).pow(2).mean()
+    loss.backward()
+    return loss

@@ -1,0 +1,2 @@
+import torch
+weights = torch.randn(3)

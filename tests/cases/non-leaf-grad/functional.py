@@ -1,0 +1,8 @@
+%%gradcheck
+# Converting the leaf to float64 after asking for gradients
+import torch
+
+x = torch.linspace(0, 1, 5, requires_grad=True).double()
+y = torch.exp(x).sum()
+y.backward()
+slope = x.grad

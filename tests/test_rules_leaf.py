@@ -1,0 +1,176 @@
+"""The leaf family: leaf-modified-in-place and non-leaf-grad (wordings, the warning's behaviour, fixes)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+import grad_magic
+from grad_magic import catalog
+from grad_magic.rules.leaf import match_leaf_inplace, match_non_leaf_grad
+from conftest import run
+
+# -- message variants --
+
+# torch 1.5+ (checked with 2.1, 2.10, 2.11, 2.12, 2.13), and the "has been used" wording of older torch
+LEAF = [
+    ("a leaf Variable that requires grad is being used in an in-place operation.", False),
+    ("a view of a leaf Variable that requires grad is being used in an in-place operation.", True),
+    ("a leaf Variable that requires grad has been used in an in-place operation.", False),
+]
+# torch 2.13 ("information", TensorBody.h:493) and torch 2.1 ("informations", TensorBody.h:489)
+NON_LEAF = [
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information. "
+    "(Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)",
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more informations. "
+    "(Triggered internally at aten/src/ATen/core/TensorBody.h:489.)",
+]
+
+
+@pytest.mark.parametrize("message,view", LEAF)
+def test_every_wording_of_the_leaf_error_is_recognised(message, view):
+    assert match_leaf_inplace(message) is view
+
+
+@pytest.mark.parametrize("message", [
+    "one of the variables needed for gradient computation has been modified by an inplace operation",
+    "element 0 of tensors does not require grad and does not have a grad_fn",
+    "leaf variable has been moved into the graph interior",
+])
+def test_other_errors_are_not_the_leaf_error(message):
+    assert match_leaf_inplace(message) is None
+
+
+@pytest.mark.parametrize("message", NON_LEAF)
+def test_every_wording_of_the_non_leaf_warning_is_recognised(message):
+    assert match_non_leaf_grad(message)
+
+
+def test_other_warnings_are_not_the_non_leaf_warning():
+    assert not match_non_leaf_grad("Anomaly Detection has been enabled. This mode will increase the runtime")
+
+
+def test_this_torch_raises_the_recognised_wordings():
+    def fails(change) -> str:
+        w = torch.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            change(w)
+        return str(info.value)
+
+    assert match_leaf_inplace(fails(lambda w: w.add_(1))) is False
+    assert match_leaf_inplace(fails(lambda w: w.__isub__(1))) is False
+    assert match_leaf_inplace(fails(lambda w: w.__setitem__(0, 1.0))) is True
+    assert match_leaf_inplace(fails(lambda w: w[0].mul_(2))) is True
+
+
+def test_rebinding_a_leaf_raises_nothing_and_only_reading_grad_warns():
+    # NB: the article says `w = w + 1` raises "leaf variable has been moved into the graph interior"
+    w = torch.tensor([1.0], requires_grad=True)
+    w = w + 1
+    w.sum().backward()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert w.grad is None
+        assert w.grad is None
+    assert len(seen) == 2 and all(match_non_leaf_grad(str(x.message)) for x in seen)
+
+
+def test_torch_warns_on_every_read_in_a_fresh_process():
+    code = ("import torch, warnings\nwarnings.simplefilter('always')\n"
+            "w = torch.ones(2, requires_grad=True) * 2\nw.grad\nw.grad\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.count("is not a leaf Tensor") == 2, out.stderr
+
+
+def test_every_capture_records_the_warning_again():
+    w = torch.ones(2, requires_grad=True) * 2
+    for _ in range(2):
+        with grad_magic.capture(namespace={}) as run_:
+            w.grad
+            w.grad
+        # NB: the tracker mode is the location Python sees, so one record per run, in every run
+        assert sum(match_non_leaf_grad(x.message) for x in run_.record.warnings) == 1
+
+
+# -- through the shell --
+
+def _card(shell, cell: str, kind: str = "leaf-modified-in-place"):
+    run(shell, cell)
+    found = [d for d in grad_magic.last_diagnoses() if d.kind == kind]
+    assert found, [(d.kind, d.notes) for d in grad_magic.last_diagnoses()]
+    assert not found[0].notes
+    return found[0]
+
+
+def test_an_update_on_the_line_of_a_for_gets_no_fix(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\nps = [torch.ones(2, requires_grad=True)]\n"
+                     "(ps[0] * 2).sum().backward()\nfor p in ps: p -= 0.1 * p.grad\n")
+    assert d.fix is None and "`p`" in d.title
+
+
+def test_a_write_needed_by_a_later_backward_through_setitem_gets_no_fix(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\na = torch.ones(2, requires_grad=True)\nc = a * 3\n"
+                     "a[0] = 5.0\nc.sum().backward()\n")
+    assert d.fix is None and "line 4" in d.why
+
+
+def test_updates_and_grad_clearing_beside_the_failing_line_are_wrapped_together(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\nw = torch.ones(2, requires_grad=True)\n"
+                     "b = torch.ones(1, requires_grad=True)\n(w.sum() + b).sum().backward()\nprint('step')\n"
+                     "w -= 0.1 * w.grad\nb -= 0.1 * b.grad\nw.grad = None\nb.grad.zero_()\nprint('done')\n")
+    assert d.fix.source.splitlines()[5:12] == [
+        "print('step')", "with torch.no_grad():", "    w -= 0.1 * w.grad", "    b -= 0.1 * b.grad",
+        "    w.grad = None", "    b.grad.zero_()", "print('done')"]
+
+
+def test_no_grad_imported_by_name_is_used_when_torch_has_no_name(shell):
+    d = _card(shell, "%%gradcheck\nfrom torch import ones, no_grad\nw = ones(2, requires_grad=True)\n"
+                     "w.mul_(2)\n")
+    # NB: `torch` is not bound in this fresh namespace, `no_grad` is
+    assert d.fix is not None and d.fix.source.splitlines()[3] == "with no_grad():"
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d = _card(shell, "%%gradcheck\nimport torch\nw = torch.ones(2, requires_grad=True)\nw += 1\n")
+    assert d.language == "zh"
+    assert "原地修改" in d.title and "第 4 行" in d.summary and "torch.no_grad()" in d.fix.description
+
+
+def test_non_leaf_read_in_a_helper_outside_the_cell_is_still_explained(shell):
+    run(shell, "import torch\ndef peek(t):\n    return t.grad\n")
+    d = _card(shell, "%%gradcheck\nout = torch.ones(2, requires_grad=True) * 2\nout.sum().backward()\npeek(out)\n",
+              "non-leaf-grad")
+    assert d.fix is None and "could not tell" in d.summary and not d.names
+
+
+def test_non_leaf_update_without_backward_before_it_gets_no_fix(shell):
+    d = _card(shell, "%%gradcheck\nimport torch\nw = torch.ones(2, requires_grad=True)\nw = w - 1\n"
+                     "w.sum().backward()\nw.grad\n", "non-leaf-grad")
+    assert d.fix is None and "line 4" in d.title
+
+
+def test_non_leaf_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d = _card(shell, "%%gradcheck\nimport torch\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\n"
+                     "w = w + 1\n(w * 2).sum().backward()\nw.grad\n", "non-leaf-grad")
+    assert "不再是你训练的那个张量" in d.title and "with torch.no_grad():" in d.fix.source
+
+
+def test_every_leaf_message_has_chinese_text():
+    keys = [k for k in catalog.MESSAGES if k.startswith(("leaf.", "nonleaf."))]
+    assert len(keys) > 30
+    for key in keys:
+        entry = catalog.MESSAGES[key]
+        assert re.search(r"[\u4e00-\u9fff]", entry["zh"]), key
+        assert set(re.findall(r"{(\w+)}", entry["en"])) == set(re.findall(r"{(\w+)}", entry["zh"])), key

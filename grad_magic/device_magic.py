@@ -1,0 +1,66 @@
+"""`%grad_device`: option parsing and IPython wiring only; the walk and the report live in `devices`.
+
+May touch: the shell's user namespace, read-only (handed to `build_report`). Imports IPython and,
+through `devices`, torch; never jinja2 (the report renders HTML lazily), so loading the extension stays
+cheap.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .devices import SORTS, DeviceOptions, DeviceReport, build_report
+
+
+@magics_class
+class DeviceMagics(Magics):
+    @magic_arguments()
+    @argument("device", nargs="?", default=None,
+              help="show only tensors on this device: cpu, cuda (every cuda:N), cuda:1, meta, mps")
+    @argument("--all", action="store_true", dest="include_private",
+              help="also names starting with _ and IPython's output history (Out, _, _N)")
+    @argument("--depth", type=int, default=DeviceOptions.depth, metavar="N",
+              help=f"look N containers deep below each name (default {DeviceOptions.depth})")
+    @argument("--sort", choices=SORTS, default=DeviceOptions.sort,
+              help="row order: size (largest first; the default), name, or device")
+    @argument("-h", "--help", action="store_true", help="show this help and walk nothing")
+    @line_magic
+    def grad_device(self, line: str) -> Optional[DeviceReport]:
+        """List every tensor in the namespace and the device it lives on, with the bytes per device.
+
+        Looks inside lists, tuples, dicts, namedtuples, dataclasses and plain objects' attributes, and
+        into models (parameters, buffers, their .grad) and optimizers (state, named after its
+        parameter). Reads metadata only, never tensor data; views of one storage count its bytes once.
+        Warns about a model split across devices, optimizer state on another device than its parameter,
+        tensors that will collide with the model's device, and GPU memory that only `Out` keeps alive.
+
+        Returns the report: `report = %grad_device`, then `report.rows`, `report.totals`,
+        `report.warnings`, `report.skipped`.
+        """
+        args = _parse(line)
+        if args.help:
+            print(_usage(full=True))
+            return None
+        try:
+            options = DeviceOptions(device=args.device, include_private=args.include_private,
+                                    depth=args.depth, sort=args.sort)
+        except ValueError as e:
+            raise UsageError(f"%grad_device: {e}\n{_usage()}") from None
+        return build_report(self.shell.user_ns, options)
+
+
+def _parse(line: str) -> Any:
+    try:
+        return parse_argstring(DeviceMagics.grad_device, line)
+    except UsageError as e:
+        raise UsageError(f"{e}\n{_usage()}\nRun `%grad_device --help` for the options.") from None
+
+
+def _usage(full: bool = False) -> str:
+    """argparse's usage text, spelled as the user types the magic."""
+    parser = DeviceMagics.grad_device.parser
+    text = parser.format_help() if full else parser.format_usage()
+    return text.replace("::\n\n  %grad_device", "usage: %grad_device", 1).strip()

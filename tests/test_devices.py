@@ -1,0 +1,580 @@
+"""`%grad_device` and `grad_magic.devices`: where every tensor in the namespace lives.
+
+CPU only: the `meta` device plays "the other device". Data model first, then the renders, then the magic
+through a real InteractiveShell.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import gc
+import html.parser
+import re
+import subprocess
+import sys
+import warnings
+import weakref
+from unittest import mock
+
+import pytest
+import torch
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from grad_magic import devices
+from grad_magic.device_magic import DeviceMagics
+from grad_magic.devices import DeviceOptions, DeviceReport, build_report, human_bytes
+
+
+def report(namespace, **options) -> DeviceReport:
+    return build_report(namespace, DeviceOptions(**options))
+
+
+def paths(rep: DeviceReport) -> set:
+    return {row.path for row in rep.rows}
+
+
+def row(rep: DeviceReport, path: str):
+    found = [r for r in rep.rows if r.path == path]
+    assert len(found) == 1, f"{path} in {sorted(paths(rep))}"
+    return found[0]
+
+
+def kinds(rep: DeviceReport) -> list:
+    return [w.kind for w in rep.warnings]
+
+
+# NB: the first optimizer step imports torch internals that add a warning filter (sympy's); done here,
+# at collection, so that conftest's check after each test sees only what the test itself changed.
+torch.optim.SGD([torch.zeros(1, requires_grad=True)]).step()
+
+Pair = collections.namedtuple("Pair", "inputs target")
+
+
+@dataclasses.dataclass
+class Batch:
+    x: object
+    label: int = 0
+
+
+@dataclasses.dataclass(slots=True)
+class SlotBatch:
+    x: object
+
+
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+        self.norm = torch.nn.BatchNorm1d(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.fc(x))
+
+
+def trained(model: torch.nn.Module, optimizer_class=torch.optim.Adam):
+    """The model after one backward and one optimizer step, and its optimizer."""
+    optimizer = optimizer_class(model.parameters())
+    model(torch.randn(4, 3)).sum().backward()
+    optimizer.step()
+    return model, optimizer
+
+
+# ---- finding tensors ----
+
+def test_nested_containers_give_exact_paths():
+    t = [torch.zeros(i + 1) for i in range(7)]
+
+    class Holder:
+        def __init__(self) -> None:
+            self.tensors = [None, None, t[4]]
+
+    ns = {"pairs": [(0, t[0])], "batch": {"x": t[1], 2: {"deep": t[2]}}, "pair": Pair(t[3], 1),
+          "holder": Holder(), "b": Batch(t[5]), "s": SlotBatch(t[6]), "bag": {torch.ones(9)}}
+    rep = report(ns)
+    assert paths(rep) == {"pairs[0][1]", "batch['x']", "batch[2]['deep']", "pair.inputs",
+                          "holder.tensors[2]", "b.x", "s.x"}  # NB: sets are not looked into
+    assert row(rep, "batch['x']").shape == (2,) and row(rep, "b.x").role == "tensor"
+
+
+def test_deques_datasets_and_distributions_are_looked_into():
+    ds = torch.utils.data.TensorDataset(torch.zeros(4, 2), torch.zeros(4))
+    ns = {"replay": collections.deque([None, torch.zeros(1)]), "loader": torch.utils.data.DataLoader(ds),
+          "normal": torch.distributions.Normal(torch.zeros(2), torch.ones(2))}
+    assert paths(report(ns)) == {"replay[1]", "loader.dataset.tensors[0]", "loader.dataset.tensors[1]",
+                                 "normal.loc", "normal.scale"}
+
+
+def test_notebook_machinery_is_not_walked():
+    shell = InteractiveShell.instance()
+    shell.user_ns["hidden_in_the_shell"] = torch.zeros(1)
+    try:
+        rep = report({"ip": shell, "log": __import__("logging").getLogger("x")}, include_private=True)
+    finally:
+        del shell.user_ns["hidden_in_the_shell"]
+    assert rep.rows == () and rep.skipped == ()
+
+
+def test_earlier_reports_in_the_output_history_are_not_walked():
+    earlier = report({f"t{i}": torch.zeros(1) for i in range(50)})
+    walk = devices._Walk(DeviceOptions(include_private=True))
+    walk.phase([("Out", {1: earlier}), ("_1", earlier)], keep=True)
+    assert walk.objects == 1  # `Out` itself; the report (strings only) is not opened
+
+
+def test_module_parameters_buffers_and_grads():
+    model, _ = trained(Net())
+    seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    rep = report({"model": model, "seq": seq})
+    assert row(rep, "model.fc.weight").role == "parameter"
+    grad = row(rep, "model.fc.weight.grad")
+    assert (grad.role, grad.shape, grad.requires_grad) == ("grad", (2, 3), False)
+    assert row(rep, "model.norm.running_mean").role == "buffer"
+    assert row(rep, "model.norm.num_batches_tracked").dtype == "int64"
+    assert {"seq[0].weight", "seq[2].bias"} <= paths(rep)  # Sequential indices, as Python spells them
+    assert "seq[0].weight.grad" not in paths(rep)  # no grad yet: nothing to list
+
+
+def test_row_metadata():
+    leaf = torch.ones(2, 3, dtype=torch.float16, requires_grad=True)
+    rep = report({"leaf": leaf, "y": leaf * 2, "i": torch.arange(5), "m": torch.empty(4, device="meta")})
+    assert dataclasses.astuple(row(rep, "leaf")) == (
+        "leaf", "tensor", (2, 3), "float16", "cpu", True, True, None, 12)
+    y = row(rep, "y")
+    assert (y.is_leaf, y.grad_fn, y.requires_grad) == (False, "MulBackward0", True)
+    assert row(rep, "i").dtype == "int64" and row(rep, "m").device == "meta"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row(rep, "i").path = "j"
+
+
+def test_optimizer_state_is_named_after_its_parameter():
+    model, opt = trained(Net())
+    rep = report({"opt": opt, "model": model})  # NB: optimizer first: its parameters get paths later
+    state = row(rep, "opt.state[model.fc.weight]['exp_avg']")
+    assert (state.role, state.shape) == ("optimizer state", (2, 3))
+    assert "opt.state[model.fc.weight]['exp_avg_sq']" in paths(rep)
+    assert not any(p.startswith("opt.param_groups") for p in paths(rep))
+
+
+def test_optimizer_without_its_model_falls_back_to_param_groups():
+    _, opt = trained(Net(), torch.optim.SGD)
+    _, adam = trained(Net())
+    rep = report({"adam": adam, "sgd": opt})
+    assert row(rep, "sgd.param_groups[0]['params'][0]").role == "parameter"
+    assert row(rep, "sgd.param_groups[0]['params'][0].grad").role == "grad"
+    assert "adam.state[adam.param_groups[0]['params'][0]]['exp_avg']" in paths(rep)
+
+
+def test_a_tensor_reached_twice_is_listed_once_under_its_shortest_path():
+    model = Net()
+    t = torch.zeros(3)
+    rep = report({"nested": [[t]], "model": model, "t": t, "w": model.fc.weight, "again": [t, t]})
+    assert [r.path for r in rep.rows if r.shape == (3,)] == ["t"]
+    assert row(rep, "w").role == "parameter" and "model.fc.weight" not in paths(rep)
+
+
+# ---- bytes ----
+
+def test_views_count_their_storage_once():
+    x = torch.zeros(100)
+    rep = report({"x": x, "v": x[10:20], "w": x.view(10, 10), "other": torch.zeros(5)})
+    assert devices.DeviceTotal(count=4, bytes=420) == rep.totals["cpu"]
+    assert row(rep, "v").nbytes == 40  # a row shows its own view's size
+    # NB: id() of a storage wrapper is reused once the wrapper is freed: distinct storages must stay apart
+    many = report({f"t{i}": torch.zeros(1) for i in range(50)})
+    assert many.totals["cpu"] == devices.DeviceTotal(count=50, bytes=200)
+
+
+def test_meta_tensors_do_not_collapse_into_one_storage():
+    a, b = torch.empty(4, device="meta"), torch.empty(6, device="meta")
+    rep = report({"a": a, "b": b, "view": a[1:]})
+    assert rep.totals["meta"] == devices.DeviceTotal(count=3, bytes=40)  # data_ptr() is 0 for both
+
+
+def test_storage_key_is_shared_by_views_and_stable_across_wrappers():
+    a, b = torch.empty(4, device="meta"), torch.zeros(4)
+    first = devices._storage_key(a)
+    gc.collect()  # the Python storage wrappers may be made anew; the key must not change
+    assert devices._storage_key(a) == first == devices._storage_key(a[2:])
+    assert devices._storage_key(b) != first and devices._storage_key(b) == devices._storage_key(b.view(2, 2))
+    assert first == a.untyped_storage()._cdata
+
+
+def test_human_bytes():
+    assert [human_bytes(n) for n in (0, 1023, 1536, 5 * 2**20, 3 * 2**30, 2**42)] == [
+        "0 B", "1023 B", "1.5 KiB", "5.0 MiB", "3.0 GiB", "4096.0 GiB"]
+
+
+# ---- bounds and hostile objects ----
+
+def nested(levels: int, leaf: object) -> list:
+    for _ in range(levels):
+        leaf = [leaf]
+    return leaf
+
+
+def test_depth_bound_is_exact_and_reported():
+    ns = {"deep": nested(6, torch.zeros(1))}
+    assert paths(report(ns, depth=6)) == {"deep" + "[0]" * 6}
+    shallow = report(ns, depth=5)
+    assert shallow.rows == ()
+    assert [s.path for s in shallow.skipped] == ["deep" + "[0]" * 5]
+    assert "depth limit" in shallow.skipped[0].reason
+    assert paths(report({"t": torch.zeros(1), "l": [torch.zeros(1)]}, depth=0)) == {"t"}
+
+
+def test_tensor_limit_stops_the_walk_and_says_so():
+    rep = report({f"t{i}": torch.zeros(1) for i in range(10)}, max_tensors=3)
+    assert len(rep.rows) == 3
+    assert "tensor limit" in rep.skipped[-1].reason
+
+
+def test_cycles_end():
+    t = torch.zeros(2)
+    loop: list = [t]
+    loop.append(loop)
+    d: dict = {"t": t}
+    d["self"] = d
+
+    class Node:
+        pass
+
+    node = Node()
+    node.me, node.t = node, t
+    rep = report({"loop": loop, "d": d, "node": node})
+    assert paths(rep) == {"loop[0]"}
+
+
+class RaisingGetattr:
+    def __init__(self) -> None:
+        self.t = torch.zeros(1)
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+class RaisingProperty:
+    def __init__(self) -> None:
+        self.t = torch.zeros(2)
+
+    @property
+    def boom(self):
+        raise KeyError("boom")
+
+
+class RaisingDict:
+    @property
+    def __dict__(self):
+        raise KeyError("__dict__")
+
+
+def test_hostile_objects_are_skipped_and_reported():
+    ns = {"getattr": RaisingGetattr(), "prop": RaisingProperty(), "nodict": RaisingDict(),
+          "mock": mock.Mock(), "fake": mock.Mock(spec=torch.Tensor), "magic": mock.MagicMock(),
+          "fine": torch.zeros(3)}
+    rep = report(ns)
+    assert paths(rep) == {"fine", "prop.t"}  # a raising property is never read: only __dict__ is
+    reasons = {s.path: s.reason for s in rep.skipped}
+    assert "__getattr__" in reasons["getattr"] and "__getattr__" in reasons["mock"]
+    assert "__getattr__" in reasons["magic"] and "__getattr__" in reasons["fake"]
+    assert reasons["nodict"] == "attribute access raised KeyError"
+
+
+def test_mock_is_not_asked_for_anything():
+    m = mock.Mock()
+    report({"m": m, "inside": [m]})
+    assert m.mock_calls == [] and not m._mock_children  # no attribute was invented on it
+
+
+def test_non_leaf_grad_is_not_read():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reading y.grad would warn ("not a leaf Tensor")
+        rep = report({"y": y, "x": x})
+    assert paths(rep) == {"x", "y"}
+
+
+def test_collector_state_is_restored():
+    report({"t": torch.zeros(1)})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        report({"t": torch.zeros(1)})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_report_keeps_no_tensor_alive():
+    t = torch.zeros(3)
+    ref = weakref.ref(t)
+    rep = report({"t": t, "model": Net()})
+    del t
+    gc.collect()
+    assert ref() is None and rep.rows
+
+
+# ---- names, filter, sort ----
+
+def test_private_names_and_output_history_hidden_unless_all():
+    t, out = torch.zeros(1), torch.zeros(2)
+    ns = {"x": t, "_private": torch.zeros(3), "Out": {4: out}, "_4": out, "_": out, "__": None,
+          "_oh": {4: out}, "_i4": "x", "In": ["", "x"], "exit": object(), "__builtins__": {}}
+    assert paths(report(ns)) == {"x"}
+    assert paths(report(ns, include_private=True)) == {"x", "_private", "_4"}  # `_4` reached first
+
+
+def test_device_filter():
+    ns = {"c": torch.zeros(2), "m": torch.empty(3, device="meta")}
+    assert paths(report(ns, device="meta")) == {"m"}
+    assert list(report(ns, device="cpu").totals) == ["cpu"]
+    empty = report(ns, device="cuda")
+    assert empty.rows == () and "no tensors found on cuda" in str(empty)
+    assert devices._device_matches("cuda:1", "cuda") and not devices._device_matches("cuda:1", "cuda:0")
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        DeviceOptions(device="gpu")
+
+
+def test_sort_orders():
+    ns = {"b": torch.zeros(10), "a": torch.zeros(1), "c": torch.empty(5, device="meta")}
+    assert [r.path for r in report(ns).rows] == ["b", "c", "a"]
+    assert [r.path for r in report(ns, sort="name").rows] == ["a", "b", "c"]
+    assert [r.path for r in report(ns, sort="device").rows] == ["b", "a", "c"]
+    ties = {"z": torch.zeros(2), "y": torch.zeros(2), "x": torch.zeros(3)}
+    assert [r.path for r in report(ties).rows] == ["x", "y", "z"]  # equal sizes: by name
+    with pytest.raises(ValueError):
+        DeviceOptions(sort="bytes")
+
+
+# ---- warnings ----
+
+def test_module_spanning_devices_is_named_with_its_devices():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+    model[1].to("meta")
+    rep = report({"model": model})
+    (warning,) = rep.warnings
+    assert warning.kind == "module-spans-devices"
+    assert "`model`" in warning.message and "cpu" in warning.message and "meta" in warning.message
+    assert "`model[1].weight`" in warning.message
+    assert "will-collide" not in kinds(rep)  # a split model has no one device to collide with
+
+
+def test_module_bookkeeping_is_not_walked_even_with_all():
+    model = Net()
+    model._cache = torch.zeros(3)  # a user's private attribute: listed with --all
+    assert paths(report({"model": model})) == {"model.fc.weight", "model.fc.bias", "model.norm.weight",
+                                               "model.norm.bias", "model.norm.running_mean",
+                                               "model.norm.running_var", "model.norm.num_batches_tracked"}
+    everything = report({"model": model}, include_private=True)
+    assert paths(everything) - paths(report({"model": model})) == {"model._cache"}
+    assert not any("_parameters" in p or "_modules" in p for p in paths(everything))
+
+
+def test_plain_tensor_attribute_left_behind_by_to_counts():
+    model = Net()
+    model.mask = torch.ones(2)  # not a buffer: model.to() leaves it where it is
+    model.to("meta")
+    rep = report({"model": model})
+    assert kinds(rep) == ["module-spans-devices"] and "`model.mask`" in rep.warnings[0].message
+
+
+def test_will_collide_names_the_tensor_and_the_model():
+    model = Net().to("meta")
+    ns = {"model": model, "x": torch.zeros(4, 3), "lr": torch.tensor(0.1), "batch": {"y": torch.zeros(4)},
+          "loss_fn": torch.nn.MSELoss(), "also_meta": torch.empty(2, device="meta")}
+    rep = report(ns)
+    assert [w.message for w in rep.warnings] == [
+        "`x` is on cpu; it will collide with `model` on meta",
+        "`batch['y']` is on cpu; it will collide with `model` on meta"]  # 0-dim `lr` mixes freely
+
+
+def test_no_will_collide_when_models_disagree_or_without_a_model():
+    a, b = Net(), Net().to("meta")
+    assert "will-collide" not in kinds(report({"a": a, "b": b, "x": torch.zeros(1)}))
+    assert report({"x": torch.zeros(1), "m": torch.empty(1, device="meta")}).warnings == ()
+
+
+def test_model_and_optimizer_tensors_never_will_collide():
+    model, opt = trained(Net())
+    rep = report({"model": model, "opt": opt, "w": model.fc.weight})
+    assert rep.warnings == ()  # Adam's 0-dim `step` stays on the CPU by design: no warning either
+
+
+def test_optimizer_state_on_another_device_than_its_parameter():
+    model, opt = trained(Net())
+    state = opt.state[model.fc.weight]
+    state["exp_avg"] = state["exp_avg"].to("meta")
+    (warning,) = report({"model": model, "opt": opt}).warnings
+    assert warning.kind == "optimizer-state-device"
+    assert warning.message.startswith(
+        "`opt.state[model.fc.weight]['exp_avg']` on meta, but the parameter is on cpu: "
+        "`opt.step()` will fail")
+    state["exp_avg_sq"] = state["exp_avg_sq"].to("meta")
+    (warning,) = report({"model": model, "opt": opt}).warnings
+    assert warning.message.startswith("`opt.state[model.fc.weight]['exp_avg']` and 1 more on meta")
+
+
+def test_kept_by_output_history(monkeypatch):
+    # NB: the warning is for CUDA memory; on this CPU-only run `meta` stands in for CUDA.
+    monkeypatch.setattr(devices, "KEPT_BY_HISTORY_DEVICES", ("meta",))
+    out = torch.empty(256, device="meta")
+    ns = {"x": torch.zeros(1), "Out": {7: out, 8: torch.zeros(2)}, "_7": out}
+    (warning,) = report(ns).warnings
+    assert warning.kind == "kept-by-output-history"
+    assert warning.message.startswith("`_7` keeps 1 tensor(s) (1.0 KiB) on meta alive")
+    assert "kept-by-output-history" in kinds(report(ns, include_private=True))
+    ns["still_used"] = out
+    assert report(ns).warnings == ()
+    monkeypatch.setattr(devices, "KEPT_BY_HISTORY_DEVICES", ("cuda",))
+    del ns["still_used"]
+    assert report(ns).warnings == ()  # CPU / meta memory in Out is not worth a warning
+
+
+# ---- reads no tensor data ----
+
+class RecordingMode(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def test_reads_no_tensor_data():
+    model, opt = trained(Net())
+    x = torch.arange(6.0).reshape(2, 3)
+    leaf = torch.ones(2, requires_grad=True)
+    ns = {"model": model, "opt": opt, "x": x, "view": x[1], "twice": [x, x], "keyed": {x: "by tensor"},
+          "y": leaf * 3, "leaf": leaf, "meta": torch.empty(3, device="meta"), "half": model.fc.weight.half(),
+          "batch": Batch(Pair(x, torch.zeros(1, dtype=torch.int64)))}
+    with RecordingMode() as probe:
+        torch.add(x, 1)  # the probe really records: otherwise this test could not fail
+    assert probe.ops
+    with RecordingMode() as mode:
+        rep = build_report(ns, DeviceOptions(include_private=True))
+        text, page = str(rep), rep._repr_html_()
+    assert mode.ops == []
+    assert "keyed[<Tensor>]" not in text and len(rep.rows) > 20 and page
+
+
+# ---- renders ----
+
+def test_text_table_is_aligned_with_summary_and_warnings():
+    model = Net().to("meta")
+    text = str(report({"model": model, "a_longer_name": torch.zeros(300)}))
+    lines = text.splitlines()
+    assert lines[0].split() == ["path", "role", "shape", "dtype", "device", "grad", "size"]
+    role_at = lines[0].index("role")
+    table = lines[:lines.index("")]
+    assert all(line[role_at - 2:role_at] == "  " and line[role_at] != " " for line in table)
+    assert len({len(line) for line in table}) == 1  # the size column is right-aligned
+    assert re.search(r"^a_longer_name +tensor +\(300,\) +float32 +cpu +no +1.2 KiB$", text, re.M)
+    assert "total: cpu: 1 tensor, 1.2 KiB; meta: 7 tensors" in text
+    assert "[will-collide] `a_longer_name` is on cpu" in text
+
+
+def test_long_reports_are_clipped_in_the_renders_not_in_the_rows():
+    rep = report({f"t{i}": torch.zeros(1) for i in range(devices.DISPLAY_ROWS + 5)})
+    assert len(rep.rows) == devices.DISPLAY_ROWS + 5
+    assert "… 5 more rows" in str(rep) and "5 more rows" in rep._repr_html_()
+    assert str(rep).count(" tensor  ") == devices.DISPLAY_ROWS
+
+
+def test_skipped_objects_are_listed_in_the_text():
+    text = str(report({"m": mock.Mock(), "t": torch.zeros(1)}))
+    assert "skipped m: Mock answers any attribute name (__getattr__); not looked into" in text
+
+
+def test_empty_namespace_says_so():
+    rep = report({"n": 1, "s": "text"})
+    assert str(rep) == repr(rep) == "grad_device: no tensors found in the namespace"
+    assert "no tensors found" in rep._repr_html_()
+
+
+class TagCounter(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list = []
+        self.text: list = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_escapes_user_controlled_names():
+    hostile = "<img src=x onerror=alert(1)>"
+    ns = {"d": {hostile: torch.zeros(2)}, "model": Net().to("meta"), "p": RaisingDict()}
+    ns["d"][hostile + "<script>"] = RaisingDict()
+    page = report(ns)._repr_html_()
+    parser = TagCounter()
+    parser.feed(page)
+    assert "img" not in parser.tags and "script" not in parser.tags
+    assert f"d['{hostile}']" in "".join(parser.text)  # shown, as text
+    assert "table" in parser.tags and "style" in parser.tags and "var(--jp-ui-font-color1" in page
+
+
+def test_html_lists_bars_rows_and_warnings():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+    model[1].to("meta")
+    page = report({"model": model})._repr_html_()
+    assert page.count('class="gd-fill') == 2 and "width:100.0%" in page
+    assert "module-spans-devices" in page and "<code>model[1].weight</code>" in page
+
+
+def test_importing_the_magic_does_not_import_jinja2():
+    code = "import sys, grad_magic.device_magic; print('jinja2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---- the magic, through a real shell ----
+
+@pytest.fixture
+def device_shell():
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=True)
+    shell.register_magics(DeviceMagics)
+    try:
+        yield shell
+    finally:
+        shell.magics_manager.magics["line"].pop("grad_device", None)
+        shell.magics_manager.registry.pop("DeviceMagics", None)
+        shell.reset(new_session=True)
+
+
+def test_magic_returns_the_report(device_shell):
+    device_shell.run_cell("import torch\nzeta = torch.zeros(8)\nalpha = torch.zeros(2)\n"
+                          "_hidden = torch.zeros(1)")
+    result = device_shell.run_cell("%grad_device --sort name")
+    result.raise_error()
+    assert isinstance(result.result, DeviceReport)
+    assert [r.path for r in result.result.rows] == ["alpha", "zeta"]
+    rep = device_shell.run_line_magic("grad_device", "")
+    assert [r.path for r in rep.rows] == ["zeta", "alpha"]
+    assert "_hidden" in paths(device_shell.run_line_magic("grad_device", "--all --depth 2"))
+    assert "text/html" in device_shell.display_formatter.format(rep)[0]
+
+
+def test_magic_report_assignment_and_filter(device_shell):
+    device_shell.run_cell("import torch\nm = torch.empty(2, device='meta')\nc = torch.zeros(1)")
+    device_shell.run_cell("report = %grad_device meta").raise_error()
+    assert paths(device_shell.user_ns["report"]) == {"m"}
+
+
+def test_magic_usage_errors(device_shell):
+    for line in ("--bogus", "--sort bytes", "--depth -1", "gpu", "cpu meta"):
+        with pytest.raises(UsageError):
+            device_shell.run_line_magic("grad_device", line)
+
+
+def test_magic_help(device_shell, capsys):
+    assert device_shell.run_line_magic("grad_device", "--help") is None
+    out = capsys.readouterr().out
+    assert out.startswith("usage: %grad_device") and "--sort" in out and "--depth N" in out

@@ -13,6 +13,7 @@ from traitlets.config import Configurable
 from . import catalog, state
 from .capture import CaptureOptions
 from .cellrun import run_cell_checked
+from .render.common import notebook_cell
 
 
 class GradMagic(Configurable):
@@ -63,8 +64,26 @@ class GradMagics(Magics):
         if fixed is None:
             print(catalog.message("gradfix.none"))
             return
-        self.shell.set_next_input(fixed.source, replace=False)
+        if _in_terminal(self.shell):
+            if getattr(self.shell, "simple_prompt", False):
+                # NB: a plain-input terminal (`ipython --simple-prompt`, Emacs, pipes) cannot pre-fill
+                # the prompt: the fixed cell is printed to copy instead.
+                print(catalog.message("gradfix.printed", description=fixed.description))
+                print(fixed.source, end="")
+                return
+            # NB: with its final newline the cursor sits on an empty last line, so Enter runs it
+            self.shell.set_next_input(fixed.source, replace=False)
+        else:
+            self.shell.set_next_input(notebook_cell(fixed.source), replace=False)
         print(catalog.message("gradfix.inserted", description=fixed.description))
+
+
+def _in_terminal(shell: Any) -> bool:
+    try:
+        from IPython.terminal.interactiveshell import TerminalInteractiveShell
+    except ImportError:  # pragma: no cover - part of IPython
+        return False
+    return isinstance(shell, TerminalInteractiveShell)
 
 
 def _parse(magic: Any, line: str) -> Any:

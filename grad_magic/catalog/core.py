@@ -86,5 +86,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "The fixed cell is in the next input ({description}).",
         "zh": "修复后的单元格已放入下一个输入（{description}）。",
     },
+    "gradfix.printed": {
+        "en": "This prompt cannot be pre-filled; the fixed cell ({description}) is below, to copy:",
+        "zh": "此提示符无法预先填入；修复后的单元格（{description}）如下，可复制：",
+    },
 }
 

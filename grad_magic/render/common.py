@@ -76,3 +76,9 @@ def tensor_rows(d: Diagnosis) -> List[Tuple[str, ...]]:
 
     return [(t.name, t.shape, t.dtype, t.device, flag(t.requires_grad), flag(t.version))
             for t in d.tensors]
+
+
+def notebook_cell(source: str) -> str:
+    """A cell's text as the notebook holds it: IPython hands a cell magic its body with a newline
+    appended, which would put an extra blank line at the end of an inserted cell."""
+    return source[:-1] if source.endswith("\n") else source

@@ -10,7 +10,7 @@ from typing import Any, List, Tuple
 
 from .. import catalog
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, diff_lines, excerpt, tensor_rows
+from .common import MAX_ERROR, clip, diff_lines, excerpt, notebook_cell, tensor_rows
 
 Token = Tuple[str, str]  # (css class, text)
 
@@ -72,4 +72,5 @@ def render(d: Diagnosis) -> str:
         excerpt=[(ln, source_tokens[ln.lineno - 1] if ln.lineno <= len(source_tokens) else [])
                  for ln in lines],
         diff=diff_lines(d), fixed=fixed_tokens, tensors=tensor_rows(d),
+        fixed_source=notebook_cell(d.fix.source) if d.fix else None,
         INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)

@@ -10,13 +10,14 @@ from typing import Any, Dict
 
 from .. import catalog
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, diff_lines
+from .common import MAX_ERROR, clip, diff_lines, notebook_cell
 
 MIME = "application/vnd.grad-magic.diagnosis+json"
 SCHEMA_VERSION = 1
 LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "original_error",
           "versions", "notes", "insert", "replace", "copy", "copied", "inserted", "replaced",
-          "copy_failed", "severity.error", "severity.warning")
+          "copy_failed", "severity.error", "severity.warning", "gradfix_hint", "column.name", "column.shape",
+          "column.dtype", "column.device", "column.requires_grad", "column.version")
 
 
 def render(d: Diagnosis) -> Dict[str, Any]:
@@ -32,7 +33,7 @@ def render(d: Diagnosis) -> Dict[str, Any]:
         "error": {"type": d.error_type, "message": clip(d.error_message or "", MAX_ERROR)}
         if d.error_type else None,
         "fix": None if d.fix is None else {
-            "description": d.fix.description, "source": d.fix.source,
+            "description": d.fix.description, "source": notebook_cell(d.fix.source),
             "edits": [dataclasses.asdict(e) for e in d.fix.edits],
             "diff": [{"sign": sign, "text": text} for sign, text in diff_lines(d)]},
         "versions": dict(d.versions),

@@ -81,7 +81,11 @@ def run_session(tmp_path: Path, simple: bool) -> str:
         child.expect(prompt(4))
         seen.append(child.before)
         child.send("%gradfix\r")
-        child.expect("The fixed cell is in the next input")
+        if simple:  # NB: a plain-input prompt cannot be pre-filled: the fixed cell is printed to copy
+            child.expect("cannot be pre-filled")
+            child.expect_exact("print('FIXED' + '-RAN', x_before + 1)")
+        else:
+            child.expect("The fixed cell is in the next input")
         child.expect(prompt(5))
         if not simple:
             # NB: the prompt holds the fixed cell, the cursor at its end: Enter runs it

@@ -13,7 +13,7 @@ from typing import Dict
 from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading",
-            "backward", "conversions", "dtypes", "shapes", "memory", "training")
+            "backward", "conversions", "dtypes", "shapes", "memory", "numerics", "training")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

@@ -7,5 +7,5 @@ from .registry import RULES, Rule, rule, rules_of  # noqa: F401
 
 # NB: import order is rule order.
 from . import requires_grad, leaf, inplace, optimizer, devices, loading  # noqa: E402,F401
-from . import backward, conversions, dtypes, shapes, memory, training  # noqa: E402,F401
+from . import backward, conversions, dtypes, shapes, memory, numerics, training  # noqa: E402,F401
 from . import generic  # noqa: E402,F401

@@ -1,0 +1,1 @@
+"""Rules of the numerics family (issue 7)."""

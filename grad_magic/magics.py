@@ -49,6 +49,7 @@ class GradMagics(Magics):
         what happened, why and where, and proposes a fixed cell (%gradfix puts it in the next input).
         The cell's namespace, line numbers, result and errors are those of a plain cell.
         """
+        __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
         args = _parse(self.gradcheck, line)
         if args.help:
             print(_usage(self.gradcheck, full=True))

@@ -26,6 +26,24 @@ TOUR = [
     new_code_cell("%%gradcheck\na = torch.randn(2, 3)\nb = torch.randn(2, 3, device='meta')\n"
                   "torch.cat([a, b])", metadata=FAILS),
     new_code_cell("%gradfix"),
+    new_markdown_cell("## A silent bug\nNo exception, but the optimizer steps on gradients that were never "
+                      "zeroed: a warning card, and the cell is not marked failed."),
+    new_code_cell("%%gradcheck\nmodel = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                  "x, y = torch.randn(8, 3), torch.randn(8, 1)\nfor step in range(3):\n"
+                  "    loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    opt.step()"),
+    new_markdown_cell("## 中文\n`%config GradMagic.language = \"zh\"` switches every card to Simplified Chinese."),
+    new_code_cell('%config GradMagic.language = "zh"'),
+    new_code_cell("%%gradcheck\nw = torch.ones(3, requires_grad=True)\nw += 1  # in place, on a leaf", metadata=FAILS),
+    new_code_cell('%config GradMagic.language = "en"'),
+    new_markdown_cell("## Where every tensor lives\n`%grad_device` lists every tensor in the namespace — inside "
+                      "models, optimizers and containers — with its device, and warns about mixtures that will "
+                      "fail. Here half of a model is on the `meta` device (a stand-in for a GPU)."),
+    new_code_cell("net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+                  "net[2].to('meta')\nadam = torch.optim.Adam(net[0].parameters())\n"
+                  "batch = {'x': torch.randn(16, 4), 'y': torch.randint(0, 2, (16,))}\n"
+                  "net[0](batch['x']).sum().backward(); adam.step()"),
+    new_code_cell("%grad_device"),
+    new_code_cell("report = %grad_device meta\n[(r.path, r.device) for r in report.rows]"),
 ]
 
 

@@ -1,20 +1,24 @@
 """Execute every notebook in demo_notebooks/ through a real Jupyter kernel and keep what it showed.
 
-Writes, for each notebook, the executed notebook and its cards (HTML and text) to the output folder
+Writes, for each notebook, the executed notebook and its cards and %grad_device reports (HTML and text) to the output folder
 (default: out/demos), and prints where they are. Cells tagged `raises-exception` are expected to fail;
 any other failing cell fails the run.
 """
 from __future__ import annotations
 
 import argparse
-import html
 import sys
 from pathlib import Path
 
+import jinja2
 import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+# NB: the cards are grad_magic's own rendered (and escaped) HTML, hence `safe`; the rest is autoescaped.
+_PAGE = jinja2.Environment(autoescape=True).from_string(
+    "<!doctype html><meta charset=utf-8><title>{{ title }}</title>\n"
+    "{% for index, card in cards %}<h4>cell {{ index }}</h4>\n{{ card|safe }}\n{% endfor %}")
 
 
 def run_notebook(path: Path, out_dir: Path, timeout: int) -> int:
@@ -26,11 +30,10 @@ def run_notebook(path: Path, out_dir: Path, timeout: int) -> int:
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "text/html" in data and "gm-card" in data["text/html"]:
-                cards_html.append(f"<h4>cell {index}</h4>\n{data['text/html']}")
+            if "text/html" in data and ("gm-card" in data["text/html"] or "gd-report" in data["text/html"]):
+                cards_html.append((index, data["text/html"]))
                 cards_text.append(f"--- cell {index} ---\n{data.get('text/plain', '')}")
-    page = (f"<!doctype html><meta charset=utf-8><title>{html.escape(path.stem)}</title>"
-            + "\n".join(cards_html))
+    page = _PAGE.render(title=path.stem, cards=cards_html)
     (out_dir / f"{path.stem}.cards.html").write_text(page, encoding="utf-8")
     (out_dir / f"{path.stem}.cards.txt").write_text("\n\n".join(cards_text), encoding="utf-8")
     return len(cards_html)

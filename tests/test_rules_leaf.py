@@ -12,7 +12,7 @@ import torch
 import grad_magic
 from grad_magic import catalog
 from grad_magic.rules.leaf import match_leaf_inplace, match_non_leaf_grad
-from conftest import run
+from gm_shell import run
 
 # -- message variants --
 

@@ -12,7 +12,7 @@ from grad_magic.engine import diagnose
 from grad_magic.fixes import apply_edits, cell_tree
 from grad_magic.record import RunRecord
 from grad_magic.rules.requires_grad import leaf_edits, match_no_grad_fn, match_not_float
-from conftest import run
+from gm_shell import run
 
 # -- message variants --
 

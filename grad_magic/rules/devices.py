@@ -237,7 +237,15 @@ def _common_prefix(paths: List[str]) -> str:
 
 # -- the rule --
 
-@rule(KIND)
+@rule(KIND, matches=(
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (torch < 2.8)",
+    "Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on "
+    "cuda:0 (torch >= 2.8)",
+    "Tensor on device meta is not on the expected device cpu!",
+    "addmm: expected 'mat2' to be a CPU tensor, but got a CUDA tensor",
+    "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu",
+), fix="move the odd one out: `.to(device)` when the cell has a device variable, else `.to(<other>.device)`; "
+        "`device=` on a tensor created in the cell")
 def device_mismatch(ctx: RuleContext) -> Optional[Diagnosis]:
     """Tensors on different devices met in one op (model on the GPU, inputs on the CPU)."""
     if not isinstance(ctx.exception, (RuntimeError, ValueError)):

@@ -185,7 +185,12 @@ def stepped_parameter(ctx: RuleContext, err: SavedTensorError
 
 # -- the rule --
 
-@rule(KIND)
+@rule(KIND, matches=(
+    "one of the variables needed for gradient computation has been modified by an inplace operation: "
+    "[torch.FloatTensor [2]], which is output 0 of Sigmoid (torch < 2.13: SigmoidBackward0), is at version 1; "
+    "expected version 0 instead",
+), fix="the out-of-place form (`x = x + y`, `inplace=False`, `x = x.clone()` before a slice write); for an "
+       "optimizer step between a forward and its backward, every backward before the step")
 def saved_tensor_modified_in_place(ctx: RuleContext) -> Optional[Diagnosis]:
     """A tensor saved for backward was changed in place before backward used it."""
     if not isinstance(ctx.exception, RuntimeError):

@@ -60,7 +60,10 @@ def match_non_leaf_grad(message: str) -> bool:
 
 # -- leaf-modified-in-place --
 
-@rule(KIND)
+@rule(KIND, matches=(
+    "a leaf Variable that requires grad is being used in an in-place operation.",
+    "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+), fix="the update wrapped in `with torch.no_grad():`")
 def leaf_modified_in_place(ctx: RuleContext) -> Optional[Diagnosis]:
     """A leaf tensor that requires grad (a parameter) was changed in place outside torch.no_grad()."""
     if not isinstance(ctx.exception, RuntimeError):
@@ -278,7 +281,9 @@ def rebind_fix(ctx: RuleContext, stmt: ast.stmt, name: str) -> Optional[Fix]:
 
 # -- non-leaf-grad (warning) --
 
-@rule(WARN_KIND, severity=WARNING)
+@rule(WARN_KIND, severity=WARNING, matches=(
+    "UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed",
+), fix="update the leaf in place under `torch.no_grad()` instead of rebinding it (`w = w - …`)")
 def non_leaf_grad(ctx: RuleContext) -> Optional[Diagnosis]:
     """`.grad` was read on a tensor that is not a leaf (often a leaf rebound by `w = w + 1`): it is None."""
     warned = [w for w in ctx.record.warnings if match_non_leaf_grad(w.message)]

@@ -56,7 +56,11 @@ def parse_load_error(message: str) -> Optional[LoadError]:
     return None
 
 
-@rule(KIND)
+@rule(KIND, matches=(
+    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+    "Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1.",
+    "Weights only load failed … (torch 2.1–2.4 wrap the above)",
+), fix='`map_location="cpu"` (or the cell\'s `device`) on the torch.load call')
 def load_needs_map_location(ctx: RuleContext) -> Optional[Diagnosis]:
     """torch.load of a checkpoint saved on a GPU, on a machine without one (map_location missing)."""
     if not isinstance(ctx.exception, Exception):

@@ -46,7 +46,9 @@ def stale_optimizers(ctx: RuleContext) -> List[_Optimizer]:
     return [o for o in by_id.values() if o.stale]
 
 
-@rule(KIND, severity=WARNING)
+@rule(KIND, severity=WARNING, matches=(
+    "silent: an optimizer stepped again while its parameters' .grad still held the previous step's gradients",
+), fix="`<optimizer>.zero_grad()` inserted where each step's gradients start")
 def grads_not_zeroed(ctx: RuleContext) -> Optional[Diagnosis]:
     """optimizer.step() ran on gradients accumulated since its previous step, never zeroed."""
     found = stale_optimizers(ctx)

@@ -11,7 +11,7 @@ internal-error note on the diagnosis shown; the user's own error is always still
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from ..model import ERROR, WARNING, Diagnosis
 
@@ -26,21 +26,27 @@ class Rule:
     slug: str
     severity: str
     fn: RuleFn
-    summary: str
+    summary: str  # the first line of the rule's docstring
+    matches: Tuple[str, ...] = ()  # what it keys on, in words: torch's messages (variants), or the silent sign
+    fix: str = ""  # the fix it proposes, in words; "" when it never proposes one
 
 
 RULES: Dict[str, Rule] = {}
 
 
-def rule(slug: str, *, severity: str = ERROR) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule under `slug`. A duplicate slug is a bug and fails at import."""
+def rule(slug: str, *, severity: str = ERROR, matches: Tuple[str, ...] = (),
+         fix: str = "") -> Callable[[RuleFn], RuleFn]:
+    """Register a rule under `slug`. A duplicate slug is a bug and fails at import.
+
+    `matches` and `fix` describe the rule for people (the README's table of kinds is made from them).
+    """
     assert severity in (ERROR, WARNING), severity
 
     def register(fn: RuleFn) -> RuleFn:
         if slug in RULES:
             raise ValueError(f"grad_magic: two rules claim the slug {slug!r}")
         summary = next(iter((fn.__doc__ or "").strip().splitlines()), "")
-        RULES[slug] = Rule(slug, severity, fn, summary)
+        RULES[slug] = Rule(slug, severity, fn, summary, tuple(matches), fix)
         return fn
 
     return register

@@ -496,7 +496,10 @@ def error_scope(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt) -> Scope:
 
 # -- the missing-requires-grad rule --
 
-@rule(KIND)
+@rule(KIND, matches=(
+    "element 0 of tensors does not require grad and does not have a grad_fn",
+), fix="per cause: `requires_grad=True` on the creating call; the forward moved out of `torch.no_grad()`; "
+       "the `.detach()` / `.data` cut dropped")
 def missing_requires_grad(ctx: RuleContext) -> Optional[Diagnosis]:
     """backward() was called on a tensor that has no graph: nothing on its way requires grad."""
     if not isinstance(ctx.exception, RuntimeError):
@@ -910,7 +913,10 @@ def freeze_statement(tree: ast.Module, module: str) -> Optional[ast.stmt]:
 
 # -- the integer-requires-grad rule --
 
-@rule(INT_KIND)
+@rule(INT_KIND, matches=(
+    "Only Tensors of floating point and complex dtype can require gradients",
+    "only Tensors of floating point dtype can require gradients (older torch)",
+), fix="a floating point tensor (`dtype=torch.float32`, `1.0` literals, `.float()`)")
 def integer_requires_grad(ctx: RuleContext) -> Optional[Diagnosis]:
     """requires_grad was asked of an integer (or bool) tensor: only floating point can have gradients."""
     if not isinstance(ctx.exception, RuntimeError) or not match_not_float(ctx.error_message):

@@ -17,6 +17,7 @@ from .capture import Capture, CaptureOptions
 from .engine import diagnose_and_remember
 
 MAGIC_LINE = "%%gradcheck"
+_SHOWN = "_grad_magic_shown"  # set on an exception whose card is shown, so an outer %%gradcheck stays quiet
 
 
 def cell_text(line: str, body: str) -> str:
@@ -85,6 +86,9 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
     try:
         if run.record is None or _is_own_syntax_error(run.record):
             return
+        exc = run.record.exception
+        if exc is not None and getattr(exc, _SHOWN, False):
+            return  # NB: a %%gradcheck nested in this one has already shown this error's card
         diagnoses = diagnose_and_remember(run.record, shell.user_ns)
         run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
         from IPython.display import display
@@ -93,6 +97,8 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
             if d.severity == "warning" and options.quiet:
                 continue
             display(d)
+        if exc is not None:
+            setattr(exc, _SHOWN, True)
     except Exception:
         pass
 

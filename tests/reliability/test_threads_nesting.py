@@ -203,3 +203,9 @@ def test_gradcheck_inside_gradcheck(shell):
     assert result.success, result.error_in_exec
     assert shell.user_ns["seen"] == (True, False, 2)
     assert_restored(shell, before, attrs)
+
+
+def test_a_failure_inside_nested_gradcheck_cells_shows_one_card(shell):
+    result = run(shell, "%%gradcheck\n%%gradcheck\n" + FAILING_BODY)
+    assert isinstance(result.error_in_exec, RuntimeError) and sys.last_value is result.error_in_exec
+    assert len(displayed(shell)) == 1

@@ -319,7 +319,8 @@ def check_card(d: Diagnosis) -> None:
         if field and len(field) < 1500 and field == grad_magic.render.common.clean(field):
             assert _plain(field) in shown, f"{field[:200]!r} is not shown as text"
     if d.fix is not None:
-        assert d.fix.source in page.values  # the fixed cell travels whole in an attribute, escaped
+        # NB: the fixed cell, as it goes into a notebook, travels whole in an attribute, escaped
+        assert grad_magic.render.common.notebook_cell(d.fix.source) in page.values
 
 
 def rule_crashes(record: RunRecord, namespace: Dict[Any, Any], language: str) -> List[str]:

@@ -1,170 +1,25 @@
-"""`%grad_device`'s room: find every tensor reachable from a namespace and say which device it lives on.
+"""`%grad_device`'s walk: breadth first from the namespace's names to every tensor they reach.
 
 May touch: the namespace's objects, read-only, and of a tensor only its METADATA (shape, dtype, device,
 requires_grad, is_leaf, grad_fn, element size, storage identity and size). Never tensor data: no `.item()`,
 no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never `getattr` on a
 name an object may answer through `__getattr__`: plain objects are read through their `__dict__` only.
-No IPython here; jinja2 only when HTML is asked for. The report holds strings and numbers, never a live
-tensor, so keeping it (in `Out`, say) keeps no memory alive.
 """
 from __future__ import annotations
 
-import gc
-import re
 import types
 from collections import deque
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields as dataclass_fields, is_dataclass
-from functools import lru_cache
-from operator import attrgetter
-from typing import Any, Deque, Dict, Iterator, List, Mapping, Optional, Tuple
+from dataclasses import fields as dataclass_fields, is_dataclass
+from typing import Any, Deque, Dict, List, Optional, Tuple
 
 import torch
 
-SORTS = ("size", "name", "device")
-DISPLAY_ROWS = 200  # rows shown by the text and HTML renders; `report.rows` keeps them all
+from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, DeviceOptions,
+                     DeviceWarning, Found, Skipped, TensorRow)
+from .warnings import _module_spans, _state_off, _will_collide
+
 MAX_SKIPPED = 200  # skipped objects listed one by one; the rest are only counted
 MAX_OBJECTS = 2_000_000  # containers opened in one walk whatever the depth, so a walk always ends
-MAX_COLLIDE_WARNINGS = 10  # will-collide warnings named one by one; the rest are summed up in one
-KEPT_BY_HISTORY_DEVICES = ("cuda",)  # device types whose memory `Out` pins is worth a warning
-IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
-_HISTORY = re.compile(r"(Out|_oh|_{1,3}|_\d+)\Z")  # IPython's output history: Out, _oh, _, __, ___, _N
-
-ROLE_TENSOR, ROLE_PARAMETER, ROLE_BUFFER, ROLE_GRAD, ROLE_STATE = (
-    "tensor", "parameter", "buffer", "grad", "optimizer state")
-
-
-@dataclass(frozen=True)
-class DeviceOptions:
-    device: Optional[str] = None  # "cuda" matches every cuda:N; "cuda:0" only that one
-    include_private: bool = False  # `_names` and IPython's output history too (`%grad_device --all`)
-    depth: int = 6  # containers opened below a namespace name
-    sort: str = "size"  # "size" (largest first), "name" or "device"
-    max_tensors: int = 200_000
-
-    def __post_init__(self) -> None:
-        if self.sort not in SORTS:
-            raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {self.sort!r}")
-        if self.depth < 0 or self.max_tensors < 1:
-            raise ValueError("depth must be >= 0 and max_tensors >= 1")
-        if self.device is not None:
-            try:
-                torch.device(self.device)
-            except RuntimeError:  # a typo such as "gpu": say so now, not "no tensors found" later
-                raise ValueError(f"unknown device {self.device!r}: try cpu, cuda, cuda:0, meta, mps"
-                                 ) from None
-
-
-@dataclass(frozen=True, init=False)
-class TensorRow:
-    path: str  # how to reach it from the namespace: `batch['x']`, `model.fc.weight.grad`
-    role: str  # tensor, parameter, buffer, grad, optimizer state
-    shape: Tuple[int, ...]
-    dtype: str  # "float32"
-    device: str  # "cpu", "cuda:0", "meta"
-    requires_grad: bool
-    is_leaf: bool
-    grad_fn: Optional[str]
-    nbytes: int  # numel * element size: what this view shows, not its storage
-
-    def __init__(self, path: str, role: str, shape: Tuple[int, ...], dtype: str, device: str,
-                 requires_grad: bool, is_leaf: bool, grad_fn: Optional[str], nbytes: int) -> None:
-        # NB: one dict update, not the nine frozen setattrs dataclass writes: a third of the walk's time
-        # at 10k tensors. Still frozen: assigning a field afterwards raises FrozenInstanceError.
-        self.__dict__.update(path=path, role=role, shape=shape, dtype=dtype, device=device,
-                             requires_grad=requires_grad, is_leaf=is_leaf, grad_fn=grad_fn, nbytes=nbytes)
-
-
-@dataclass(frozen=True)
-class DeviceTotal:
-    count: int  # tensors (rows) on the device
-    bytes: int  # each storage counted once, however many views share it
-
-
-@dataclass(frozen=True)
-class DeviceWarning:
-    kind: str  # stable slug: module-spans-devices, optimizer-state-device, will-collide, ...
-    message: str
-
-
-@dataclass(frozen=True)
-class Skipped:
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, repr=False)
-class DeviceReport:
-    rows: Tuple[TensorRow, ...]
-    totals: Dict[str, DeviceTotal]  # device -> total, largest first
-    warnings: Tuple[DeviceWarning, ...]
-    skipped: Tuple[Skipped, ...]
-    options: DeviceOptions = field(default_factory=DeviceOptions)
-
-    def __str__(self) -> str:
-        return render_text(self)
-
-    __repr__ = __str__
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(render_text(self))
-
-    def _repr_html_(self) -> str:
-        return render_html(self)
-
-
-def build_report(namespace: Mapping[str, object], options: DeviceOptions = DeviceOptions()) -> DeviceReport:
-    """Every tensor reachable from `namespace` (metadata only), the bytes per device, and warnings."""
-    with _collector_paused():
-        visible, private, history = _partition(namespace)
-        walk = _Walk(options)
-        rows = walk.phase(visible, keep=True)
-        private_only = walk.phase(private, keep=options.include_private)
-        # NB: history last, so what it finds is exactly what nothing else in the namespace refers to.
-        history_only = walk.phase(history, keep=options.include_private)
-        if options.include_private:
-            rows += private_only + history_only
-        shown = [found for found in rows if _device_matches(found[0].device, options.device)]
-        warnings = walk.warnings(rows) + _kept_by_history(history_only)
-        return DeviceReport(rows=tuple(_sorted([found[0] for found in shown], options.sort)),
-                            totals=_totals(shown), warnings=tuple(warnings), skipped=walk.skipped_list(),
-                            options=options)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The walk makes many small objects and no garbage cycles; a collection meanwhile traverses every
-    live tensor (at 100k tensors, 40% of the time). Restored as it was found, whatever happens."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _partition(namespace: Mapping[str, object]) -> Tuple[List[Tuple[str, Any]], ...]:
-    """(visible, private, output history) names; dunders and IPython's own input-side names dropped."""
-    visible: List[Tuple[str, Any]] = []
-    private: List[Tuple[str, Any]] = []
-    history: List[Tuple[str, Any]] = []
-    for name, value in list(namespace.items()):
-        if type(name) is not str:
-            continue
-        if name[:1] != "_":  # NB: the common case first, without pattern matching
-            if name == "Out":
-                history.append((name, value))
-            elif name not in IPYTHON_NAMES:  # `In`, `exit`...: strings and the shell, not a user's tensor
-                visible.append((name, value))
-        elif _HISTORY.match(name):
-            history.append((name, value))
-        elif not _INPUT_SIDE.match(name) and not (name.endswith("__") and len(name) > 4):
-            private.append((name, value))  # dunders (`__builtins__`) and `_i3`, `_ih` never hold tensors
-    return visible, private, history
-
-
-_INPUT_SIDE = re.compile(r"(_ih|_dh|_i+|_i\d+)\Z")
 _SCALARS = frozenset({int, float, bool, str, bytes, complex, type(None)})  # never looked into, fast path
 _NOT_LOOKED_INTO = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                     types.MethodType, types.MethodWrapperType, types.WrapperDescriptorType,
@@ -175,7 +30,6 @@ _NOT_LOOKED_INTO = (type, types.ModuleType, types.FunctionType, types.BuiltinFun
 _MACHINERY = frozenset({"IPython", "ipykernel", "traitlets", "jupyter_client", "zmq", "tornado", "logging",
                         "grad_magic"})
 _MODULE_OWN = frozenset(vars(torch.nn.Module()))  # nn.Module's bookkeeping: _parameters, hooks, training...
-Found = Tuple[TensorRow, int, Any, int]  # (row, id of the tensor, storage key, storage bytes)
 
 
 def _safe_kind(cls: type) -> str:
@@ -473,150 +327,3 @@ def _instance_dict(obj: Any) -> Optional[dict]:
     except AttributeError:
         return None
     return attributes if type(attributes) is dict else None
-
-
-def _module_spans(models: List[Tuple[str, Dict[str, List[str]]]]) -> List[DeviceWarning]:
-    out = []
-    for path, devices in models:
-        if len(devices) > 1:
-            parts = [f"{dev} ({len(paths)}, e.g. `{paths[0]}`)"
-                     for dev, paths in sorted(devices.items(), key=lambda kv: -len(kv[1]))]
-            out.append(DeviceWarning("module-spans-devices",
-                                     f"`{path}` has parameters and buffers on {len(devices)} devices: "
-                                     f"{', '.join(parts)}; move it whole with `{path}.to(device)`"))
-    return out
-
-
-def _state_off(state_off: Dict[Tuple[str, str, str], List[str]]) -> List[DeviceWarning]:
-    return [DeviceWarning("optimizer-state-device",
-                          f"`{paths[0]}`{f' and {len(paths) - 1} more' if len(paths) > 1 else ''} "
-                          f"on {here}, but the parameter is on {there}: `{optimizer}.step()` will fail; "
-                          f"move the state to {there}, or load the state dict after moving the model")
-            for (optimizer, here, there), paths in state_off.items()]
-
-
-def _will_collide(models: List[Tuple[str, Dict[str, List[str]]]], rows: List[Found],
-                  owned: set) -> List[DeviceWarning]:
-    """Loose tensors on another device than the model(s) -- only when every model sits on one device."""
-    homes = {dev for _, devices in models for dev in devices}
-    if len(homes) != 1 or any(len(devices) > 1 for _, devices in models):
-        return []
-    home = homes.pop()
-    names = " and ".join(f"`{path}`" for path, _ in models)
-    # NB: a 0-dim CPU tensor mixes with tensors on any device, so it never collides.
-    loose = [row for row, tid, _, _ in rows if tid not in owned and row.role != ROLE_GRAD
-             and row.device != home and not (row.device == "cpu" and row.shape == ())]
-    out = [DeviceWarning("will-collide", f"`{row.path}` is on {row.device}; it will collide with "
-                                         f"{names} on {home}") for row in loose[:MAX_COLLIDE_WARNINGS]]
-    if len(loose) > MAX_COLLIDE_WARNINGS:
-        out.append(DeviceWarning("will-collide", f"{len(loose) - MAX_COLLIDE_WARNINGS:,} more tensors "
-                                                 f"are not on {home} either"))
-    return out
-
-
-def _kept_by_history(history_only: List[Found]) -> List[DeviceWarning]:
-    """Tensors that only IPython's output history (`Out`, `_N`) still refers to, on a scarce device."""
-    kept = [f for f in history_only if f[0].device.split(":")[0] in KEPT_BY_HISTORY_DEVICES]
-    if not kept:
-        return []
-    roots = list(dict.fromkeys(re.match(r"[^.\[]*(\[\d+\])?", row.path).group(0) for row, *_ in kept))
-    names = ", ".join(f"`{root}`" for root in roots[:5]) + (" …" if len(roots) > 5 else "")
-    size = human_bytes(sum(dict((key, nbytes) for _, _, key, nbytes in kept).values()))
-    return [DeviceWarning("kept-by-output-history",
-                          f"{names} keep{'s' if len(roots) == 1 else ''} {len(kept)} tensor(s) "
-                          f"({size}) on {', '.join(sorted({f[0].device for f in kept}))} alive that "
-                          f"nothing else refers to; `%reset -f out` frees them")]
-
-
-def _device_matches(device: str, wanted: Optional[str]) -> bool:
-    return wanted is None or device == wanted or (":" not in wanted and device.split(":")[0] == wanted)
-
-
-def _sorted(rows: List[TensorRow], sort: str) -> List[TensorRow]:
-    """Stable sorts, least significant key first (C-level attrgetter keys: 100k rows in ~20 ms)."""
-    rows = sorted(rows, key=attrgetter("path"))
-    if sort != "name":
-        rows.sort(key=attrgetter("nbytes"), reverse=True)  # NB: reverse=True keeps ties in order
-    if sort == "device":
-        rows.sort(key=attrgetter("device"))
-    return rows
-
-
-def _totals(rows: List[Found]) -> Dict[str, DeviceTotal]:
-    counts: Dict[str, int] = {}
-    storages: Dict[str, Dict[Any, int]] = {}
-    for row, _, key, nbytes in rows:
-        counts[row.device] = counts.get(row.device, 0) + 1
-        storages.setdefault(row.device, {})[key] = nbytes  # NB: each storage once, however many views
-    totals = {dev: DeviceTotal(counts[dev], sum(storages[dev].values())) for dev in counts}
-    return dict(sorted(totals.items(), key=lambda kv: (-kv[1].bytes, kv[0])))
-
-
-# ---- rendering: strings in, strings out (the walk above never calls these) ----
-
-COLUMNS = ("path", "role", "shape", "dtype", "device", "grad", "size")
-
-
-def human_bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
-
-
-def row_cells(row: TensorRow) -> Tuple[str, ...]:
-    """A row as the seven column strings; grad: `no`, `leaf` (requires grad), or the grad_fn's name."""
-    grad = row.grad_fn or ("leaf" if row.requires_grad else "no")
-    return (_clip(row.path), row.role, str(row.shape), row.dtype, row.device, grad, human_bytes(row.nbytes))
-
-
-def summary_line(report: DeviceReport) -> str:
-    return "; ".join(f"{dev}: {t.count:,} tensor{'s' if t.count != 1 else ''}, {human_bytes(t.bytes)}"
-                     for dev, t in report.totals.items())
-
-
-def render_text(report: DeviceReport) -> str:
-    lines = _table(report) if report.rows else [_nothing_found(report)]
-    lines += [f"  [{w.kind}] {w.message}" for w in report.warnings]
-    lines += [f"  skipped {s.path}: {s.reason}" for s in report.skipped[:20]]
-    if len(report.skipped) > 20:
-        lines.append(f"  … {len(report.skipped) - 20} more skipped (see report.skipped)")
-    return "\n".join(lines)
-
-
-def _table(report: DeviceReport) -> List[str]:
-    cells = [COLUMNS] + [row_cells(row) for row in report.rows[:DISPLAY_ROWS]]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line[:-1], widths)) + "  " + line[-1].rjust(widths[-1])
-             for line in cells]
-    if len(report.rows) > DISPLAY_ROWS:
-        lines.append(f"… {len(report.rows) - DISPLAY_ROWS:,} more rows (all {len(report.rows):,} "
-                     f"are in report.rows)")
-    return lines + ["", "total: " + summary_line(report)]
-
-
-def _nothing_found(report: DeviceReport) -> str:
-    where = f" on {report.options.device}" if report.options.device else ""
-    return f"grad_device: no tensors found{where} in the namespace"
-
-
-def _clip(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-@lru_cache(maxsize=1)
-def _html_environment() -> Any:
-    import jinja2  # NB: on first HTML render, not when the extension loads
-
-    return jinja2.Environment(loader=jinja2.PackageLoader("grad_magic", "templates"), autoescape=True,
-                              trim_blocks=True, lstrip_blocks=True)
-
-
-def render_html(report: DeviceReport) -> str:
-    largest = max((t.bytes for t in report.totals.values()), default=0) or 1
-    bars = [(dev, t, human_bytes(t.bytes), round(100 * t.bytes / largest, 1), dev.split(":")[0])
-            for dev, t in report.totals.items()]
-    return _html_environment().get_template("device_report.html.j2").render(
-        report=report, bars=bars, columns=COLUMNS, rows=[row_cells(r) for r in report.rows[:DISPLAY_ROWS]],
-        more_rows=max(0, len(report.rows) - DISPLAY_ROWS), nothing_found=_nothing_found(report))

@@ -1,0 +1,104 @@
+"""`%grad_device`'s room: find every tensor reachable from a namespace and say which device it lives on.
+
+May touch: the namespace's objects, read-only, and of a tensor only its METADATA (shape, dtype, device,
+requires_grad, is_leaf, grad_fn, element size, storage identity and size). Never tensor data: no `.item()`,
+no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never `getattr` on a
+name an object may answer through `__getattr__`: plain objects are read through their `__dict__` only.
+No IPython here; jinja2 only when HTML is asked for. The report holds strings and numbers, never a live
+tensor, so keeping it (in `Out`, say) keeps no memory alive.
+"""
+from __future__ import annotations
+
+import gc
+import re
+from contextlib import contextmanager
+from operator import attrgetter
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+# NB: the package's names as they were when it was one module: the magic, tests and bench import them here.
+from ..render.devices import (COLUMNS, DISPLAY_ROWS, human_bytes, render_html, render_text,  # noqa: F401
+                              row_cells, summary_line)
+from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, SORTS,  # noqa: F401
+                     DeviceOptions, DeviceReport, DeviceTotal, DeviceWarning, Found, Skipped, TensorRow)
+from .walk import MAX_OBJECTS, MAX_SKIPPED, _Walk, _storage_key  # noqa: F401
+from .warnings import MAX_COLLIDE_WARNINGS, _kept_by_history  # noqa: F401
+
+KEPT_BY_HISTORY_DEVICES = ("cuda",)  # device types whose memory `Out` pins is worth a warning
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+_HISTORY = re.compile(r"(Out|_oh|_{1,3}|_\d+)\Z")  # IPython's output history: Out, _oh, _, __, ___, _N
+_INPUT_SIDE = re.compile(r"(_ih|_dh|_i+|_i\d+)\Z")
+
+
+def build_report(namespace: Mapping[str, object], options: DeviceOptions = DeviceOptions()) -> DeviceReport:
+    """Every tensor reachable from `namespace` (metadata only), the bytes per device, and warnings."""
+    with _collector_paused():
+        visible, private, history = _partition(namespace)
+        walk = _Walk(options)
+        rows = walk.phase(visible, keep=True)
+        private_only = walk.phase(private, keep=options.include_private)
+        # NB: history last, so what it finds is exactly what nothing else in the namespace refers to.
+        history_only = walk.phase(history, keep=options.include_private)
+        if options.include_private:
+            rows += private_only + history_only
+        shown = [found for found in rows if _device_matches(found[0].device, options.device)]
+        warnings = walk.warnings(rows) + _kept_by_history(history_only, KEPT_BY_HISTORY_DEVICES)
+        return DeviceReport(rows=tuple(_sorted([found[0] for found in shown], options.sort)),
+                            totals=_totals(shown), warnings=tuple(warnings), skipped=walk.skipped_list(),
+                            options=options)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The walk makes many small objects and no garbage cycles; a collection meanwhile traverses every
+    live tensor (at 100k tensors, 40% of the time). Restored as it was found, whatever happens."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _partition(namespace: Mapping[str, object]) -> Tuple[List[Tuple[str, Any]], ...]:
+    """(visible, private, output history) names; dunders and IPython's own input-side names dropped."""
+    visible: List[Tuple[str, Any]] = []
+    private: List[Tuple[str, Any]] = []
+    history: List[Tuple[str, Any]] = []
+    for name, value in list(namespace.items()):
+        if type(name) is not str:
+            continue
+        if name[:1] != "_":  # NB: the common case first, without pattern matching
+            if name == "Out":
+                history.append((name, value))
+            elif name not in IPYTHON_NAMES:  # `In`, `exit`...: strings and the shell, not a user's tensor
+                visible.append((name, value))
+        elif _HISTORY.match(name):
+            history.append((name, value))
+        elif not _INPUT_SIDE.match(name) and not (name.endswith("__") and len(name) > 4):
+            private.append((name, value))  # dunders (`__builtins__`) and `_i3`, `_ih` never hold tensors
+    return visible, private, history
+
+
+def _device_matches(device: str, wanted: Optional[str]) -> bool:
+    return wanted is None or device == wanted or (":" not in wanted and device.split(":")[0] == wanted)
+
+
+def _sorted(rows: List[TensorRow], sort: str) -> List[TensorRow]:
+    """Stable sorts, least significant key first (C-level attrgetter keys: 100k rows in ~20 ms)."""
+    rows = sorted(rows, key=attrgetter("path"))
+    if sort != "name":
+        rows.sort(key=attrgetter("nbytes"), reverse=True)  # NB: reverse=True keeps ties in order
+    if sort == "device":
+        rows.sort(key=attrgetter("device"))
+    return rows
+
+
+def _totals(rows: List[Found]) -> Dict[str, DeviceTotal]:
+    counts: Dict[str, int] = {}
+    storages: Dict[str, Dict[Any, int]] = {}
+    for row, _, key, nbytes in rows:
+        counts[row.device] = counts.get(row.device, 0) + 1
+        storages.setdefault(row.device, {})[key] = nbytes  # NB: each storage once, however many views
+    totals = {dev: DeviceTotal(counts[dev], sum(storages[dev].values())) for dev in counts}
+    return dict(sorted(totals.items(), key=lambda kv: (-kv[1].bytes, kv[0])))

@@ -1,0 +1,100 @@
+"""`%grad_device`'s data model: the options of one walk and the report it makes -- strings and numbers only.
+
+May touch: torch only to check a device name in `DeviceOptions`. A report holds no live tensor, so keeping
+it (in `Out`, say) keeps no memory alive. Rendering lives in `grad_magic.render.devices`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+
+from ..render.devices import render_html, render_text
+
+SORTS = ("size", "name", "device")
+
+ROLE_TENSOR, ROLE_PARAMETER, ROLE_BUFFER, ROLE_GRAD, ROLE_STATE = (
+    "tensor", "parameter", "buffer", "grad", "optimizer state")
+
+
+@dataclass(frozen=True)
+class DeviceOptions:
+    device: Optional[str] = None  # "cuda" matches every cuda:N; "cuda:0" only that one
+    include_private: bool = False  # `_names` and IPython's output history too (`%grad_device --all`)
+    depth: int = 6  # containers opened below a namespace name
+    sort: str = "size"  # "size" (largest first), "name" or "device"
+    max_tensors: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.sort not in SORTS:
+            raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {self.sort!r}")
+        if self.depth < 0 or self.max_tensors < 1:
+            raise ValueError("depth must be >= 0 and max_tensors >= 1")
+        if self.device is not None:
+            try:
+                torch.device(self.device)
+            except RuntimeError:  # a typo such as "gpu": say so now, not "no tensors found" later
+                raise ValueError(f"unknown device {self.device!r}: try cpu, cuda, cuda:0, meta, mps"
+                                 ) from None
+
+
+@dataclass(frozen=True, init=False)
+class TensorRow:
+    path: str  # how to reach it from the namespace: `batch['x']`, `model.fc.weight.grad`
+    role: str  # tensor, parameter, buffer, grad, optimizer state
+    shape: Tuple[int, ...]
+    dtype: str  # "float32"
+    device: str  # "cpu", "cuda:0", "meta"
+    requires_grad: bool
+    is_leaf: bool
+    grad_fn: Optional[str]
+    nbytes: int  # numel * element size: what this view shows, not its storage
+
+    def __init__(self, path: str, role: str, shape: Tuple[int, ...], dtype: str, device: str,
+                 requires_grad: bool, is_leaf: bool, grad_fn: Optional[str], nbytes: int) -> None:
+        # NB: one dict update, not the nine frozen setattrs dataclass writes: a third of the walk's time
+        # at 10k tensors. Still frozen: assigning a field afterwards raises FrozenInstanceError.
+        self.__dict__.update(path=path, role=role, shape=shape, dtype=dtype, device=device,
+                             requires_grad=requires_grad, is_leaf=is_leaf, grad_fn=grad_fn, nbytes=nbytes)
+
+
+@dataclass(frozen=True)
+class DeviceTotal:
+    count: int  # tensors (rows) on the device
+    bytes: int  # each storage counted once, however many views share it
+
+
+@dataclass(frozen=True)
+class DeviceWarning:
+    kind: str  # stable slug: module-spans-devices, optimizer-state-device, will-collide, ...
+    message: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, repr=False)
+class DeviceReport:
+    rows: Tuple[TensorRow, ...]
+    totals: Dict[str, DeviceTotal]  # device -> total, largest first
+    warnings: Tuple[DeviceWarning, ...]
+    skipped: Tuple[Skipped, ...]
+    options: DeviceOptions = field(default_factory=DeviceOptions)
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(render_text(self))
+
+    def _repr_html_(self) -> str:
+        return render_html(self)
+
+
+Found = Tuple[TensorRow, int, Any, int]  # (row, id of the tensor, storage key, storage bytes)

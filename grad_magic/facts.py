@@ -24,7 +24,7 @@ def tensor_fact(name: str, t: torch.Tensor) -> TensorFact:
         name=name, kind="parameter" if isinstance(t, torch.nn.Parameter) else "tensor",
         shape=shape_text(t.shape), dtype=dtype_name(t.dtype), device=str(t.device),
         requires_grad=t.requires_grad, is_leaf=t.is_leaf,
-        grad_fn=type(t.grad_fn).__name__ if t.grad_fn is not None else None, version=t._version)
+        grad_fn=type(t.grad_fn).__name__ if t.grad_fn is not None else None, version=None if t.is_inference() else t._version)
 
 
 def module_fact(name: str, m: torch.nn.Module) -> TensorFact:

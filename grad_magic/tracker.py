@@ -31,8 +31,13 @@ def snapshot(t: torch.Tensor) -> TensorSnapshot:
     except TypeError:
         ref = None
     return TensorSnapshot(ident=id(t), shape=tuple(t.shape), dtype=str(t.dtype).replace("torch.", ""),
-                          device=str(t.device), version=t._version, requires_grad=t.requires_grad,
+                          device=str(t.device), version=version_of(t), requires_grad=t.requires_grad,
                           is_leaf=t.is_leaf, ref=ref)
+
+
+def version_of(t: torch.Tensor) -> int:
+    """The version counter; -1 for a tensor that has none (an inference tensor raises on `_version`)."""
+    return -1 if t.is_inference() else t._version
 
 
 def _tensors_in(value: Any) -> Iterable[torch.Tensor]:
@@ -80,18 +85,27 @@ class _OpTracker(TorchFunctionMode):
         try:
             result = func(*args, **kwargs)
         except Exception:
-            self._record_failure(func, args, kwargs)
+            try:
+                self._record_failure(func, args, kwargs)
+            except Exception:  # NB: watching never changes what the user's code does or raises
+                self._log.dropped += 1
             raise
         if not self._log.paused:
-            name = getattr(func, "__name__", "")
-            if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
-                self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"
-                                     if name == "__setitem__" else "method")
-            elif kwargs.get("inplace") is True and args:
-                self._record_inplace(name, _tensors_in(args[0]), "inplace=True")
-            elif kwargs.get("out") is not None:
-                self._record_inplace(name, _tensors_in(kwargs["out"]), "out=")
+            try:
+                self._observe(func, args, kwargs)
+            except Exception:  # NB: e.g. a tensor subclass whose metadata raises
+                self._log.dropped += 1
         return result
+
+    def _observe(self, func: Any, args: tuple, kwargs: dict) -> None:
+        name = getattr(func, "__name__", "")
+        if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
+            self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"
+                                 if name == "__setitem__" else "method")
+        elif kwargs.get("inplace") is True and args:
+            self._record_inplace(name, _tensors_in(args[0]), "inplace=True")
+        elif kwargs.get("out") is not None:
+            self._record_inplace(name, _tensors_in(kwargs["out"]), "out=")
 
     def _record_inplace(self, name: str, targets: Iterable[torch.Tensor], how: str) -> None:
         log = self._log

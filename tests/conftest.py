@@ -40,7 +40,10 @@ def global_state() -> dict:
 @pytest.fixture(autouse=True)
 def state_is_restored():
     before = global_state()
+    language = grad_magic.state._language
     yield
+    # NB: put back even after a failing test, so one failure cannot turn every later card Chinese
+    grad_magic.state.set_language(language)
     assert global_state() == before, "a test left global torch / warnings state changed"
 
 

@@ -9,6 +9,7 @@ import torch
 import grad_magic
 from grad_magic import CaptureOptions, capture
 from grad_magic.capture import Capture
+from gm_shell import run
 
 
 def test_anomaly_detection_is_on_inside_and_restored_after():
@@ -179,3 +180,11 @@ def test_plain_capture_diagnoses_with_the_callers_names():
     assert run.diagnoses and run.diagnoses[0].severity == "error"
     assert grad_magic.last_diagnosis() == run.diagnoses[0]
     grad_magic.state.remember([])
+
+
+def test_inference_tensors_changed_in_place_run_as_without_the_magic(shell):
+    """Inference tensors have no version counter: tracking their in-place ops must not raise."""
+    result = run(shell, "%%gradcheck\nimport torch\nwith torch.inference_mode():\n    x = torch.zeros(3)\n"
+                        "    x.add_(1)\n    x[0] = 5\ntotal = float(x.sum())\n")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["total"] == 7.0

@@ -55,4 +55,103 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "在第 {lineno} 行的 step 之后立即调用 `{call}`",
     },
     "optimizer.zero.joiner": {"en": " and ", "zh": "；"},
+    # -- empty-parameter-list --
+    "optimizer.empty.title": {
+        "en": "The optimizer was given no parameters",
+        "zh": "优化器没有拿到任何参数",
+    },
+    "optimizer.empty.summary": {
+        "en": "The optimizer's parameter list was empty, so there would be nothing for it to train.",
+        "zh": "优化器的参数列表是空的，它将没有任何东西可以训练。",
+    },
+    "optimizer.empty.what": {
+        "en": "`{arg}` on line {lineno} yielded no parameters at all, and an optimizer refuses to be built "
+              "on nothing.",
+        "zh": "第 {lineno} 行的 `{arg}` 一个参数也没有给出，而优化器拒绝在空列表上创建。",
+    },
+    "optimizer.empty.what_unknown": {
+        "en": "The optimizer built on line {lineno} received no parameters at all.",
+        "zh": "第 {lineno} 行创建的优化器没有收到任何参数。",
+    },
+    "optimizer.empty.why_plain_list": {
+        "en": "`{model}` ({cls}) keeps its layers in `self.{attr}`, a plain Python {container}. PyTorch "
+              "registers only submodules assigned as attributes or held in nn.ModuleList / nn.ModuleDict: "
+              "layers in a plain {container} are invisible to `{model}.parameters()`, to `.to(device)` and "
+              "to `state_dict()`.",
+        "zh": "`{model}`（{cls}）把它的层放在 `self.{attr}` 里，而这是一个普通的 Python {container}。PyTorch "
+              "只会注册直接赋值为属性、或放在 nn.ModuleList / nn.ModuleDict 中的子模块：普通 {container} 里的层"
+              "对 `{model}.parameters()`、`.to(device)` 和 `state_dict()` 都是不可见的。",
+    },
+    "optimizer.empty.why_plain_list_fix": {
+        "en": "The line that sets `self.{attr}` is not a list or dict written in this cell, so the edit is "
+              "yours: wrap it in `nn.{wrapper}(...)` where {cls} is defined.",
+        "zh": "给 `self.{attr}` 赋值的那一行不是本单元格中写出的列表或字典，所以需要你自己修改：在定义 {cls} 的地方"
+              "用 `nn.{wrapper}(...)` 包住它。",
+    },
+    "optimizer.empty.why_no_parameters": {
+        "en": "`{model}` ({cls}) has no parameters: it has no layer with weights, or keeps its layers "
+              "somewhere PyTorch does not look.",
+        "zh": "`{model}`（{cls}）没有任何参数：它没有带权重的层，或者把层放在了 PyTorch 不会查找的地方。",
+    },
+    "optimizer.empty.why_no_parameters_fix": {
+        "en": "Pass the parameters of the model you mean to train; if {cls} should have weights, register "
+              "its layers as attributes or in nn.ModuleList / nn.ModuleDict.",
+        "zh": "请传入你真正要训练的模型的参数；如果 {cls} 应该有权重，请把它的层作为属性注册，或放进 "
+              "nn.ModuleList / nn.ModuleDict。",
+    },
+    "optimizer.empty.why_generator": {
+        "en": "`{name}` is a generator (what `.parameters()` returns): it can be iterated only once. "
+              "Something already went through it, an earlier optimizer or loop, so it is now empty.",
+        "zh": "`{name}` 是一个生成器（`.parameters()` 返回的就是生成器）：它只能被遍历一次。之前已经有代码"
+              "（更早的优化器或循环）遍历过它，所以现在它是空的。",
+    },
+    "optimizer.empty.why_generator_fix": {
+        "en": "`{name}` was not made by one `.parameters()` call in this cell, so the edit is yours: make it "
+              "a list with `list(...)` where it is created.",
+        "zh": "`{name}` 不是在本单元格中由一次 `.parameters()` 调用得到的，所以需要你自己修改：在创建它的地方"
+              "用 `list(...)` 把它变成列表。",
+    },
+    "optimizer.empty.why_unknown": {
+        "en": "An optimizer needs at least one tensor to update: check that the model really has "
+              "parameters (layers in a plain list or dict are not registered: use nn.ModuleList / "
+              "nn.ModuleDict) and that a `.parameters()` generator was not used up before.",
+        "zh": "优化器至少需要一个要更新的张量：请检查模型是否真的有参数（放在普通列表或字典中的层不会被注册："
+              "请使用 nn.ModuleList / nn.ModuleDict），以及 `.parameters()` 生成器是否之前已被用完。",
+    },
+    "optimizer.empty.fix_module_list": {
+        "en": "`{new}` around `self.{attr}` on line {lineno}, so its layers are registered",
+        "zh": "在第 {lineno} 行用 `{new}` 包住 `self.{attr}` 的值，让其中的层被注册",
+    },
+    "optimizer.empty.fix_list": {
+        "en": "`{new}` on line {lineno}, a list that can be used more than once",
+        "zh": "把第 {lineno} 行改为 `{new}`，得到可以多次使用的列表",
+    },
+    # -- optimizer-not-on-model --
+    "optimizer.stray.title": {
+        "en": "`{optimizer}` is not training `{model}`",
+        "zh": "`{optimizer}` 并没有在训练 `{model}`",
+    },
+    "optimizer.stray.summary": {
+        "en": "`{optimizer}.step()`, run from line {lineno}, updated {count} parameters that belong to no model you "
+              "still have; `{model}`, which this cell calls, has parameters of the same shapes that it never "
+              "touches.",
+        "zh": "从第 {lineno} 行运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；"
+              "本单元格调用的 `{model}` 有形状完全相同的参数，却从未被它更新。",
+    },
+    "optimizer.stray.what": {
+        "en": "`{optimizer}` ({cls}) holds the parameters it was built with. None of them is a parameter of "
+              "`{model}`: `{model}` runs forward and backward, its .grad fills up, but its weights never "
+              "change. No error is raised: the loss just does not go down.",
+        "zh": "`{optimizer}`（{cls}）持有的是创建它时传入的参数，其中没有一个属于 `{model}`：`{model}` 照常做"
+              "前向和反向传播，它的 .grad 也被填充，但权重从不改变。不会报错：只是损失不会下降。",
+    },
+    "optimizer.stray.why": {
+        "en": "This happens when `{model}` is created again (re-running the cell that builds it) after "
+              "`{optimizer}` was built on the old one: the optimizer still points to the old model's "
+              "parameters. Build `{optimizer}` again from `{model}.parameters()` right after `{model}` is "
+              "created.",
+        "zh": "这通常是因为在 `{optimizer}` 基于旧模型创建之后，`{model}` 又被重新创建了（例如重新运行了构建它的"
+              "单元格）：优化器仍指向旧模型的参数。请在创建 `{model}` 之后，立即用 `{model}.parameters()` "
+              "重新创建 `{optimizer}`。",
+    },
 }

@@ -1,0 +1,6 @@
+%%gradcheck
+import torch
+
+mask = torch.tensor([True, False, True])
+if mask:
+    print("masked")

@@ -1,0 +1,9 @@
+%%gradcheck
+import torch
+import torch.nn as nn
+
+encoder = nn.Linear(4, 4)
+decoder = nn.Linear(4, 4)
+params = encoder.parameters()
+enc_opt = torch.optim.Adam(params, lr=1e-3)
+dec_opt = torch.optim.Adam(params, lr=1e-3)

@@ -1,0 +1,10 @@
+%%gradcheck
+import torch
+import torch.nn.functional as F
+
+clf = Classifier()
+x, target = torch.randn(8, 5), torch.randint(0, 3, (8,))
+loss = F.cross_entropy(clf(x), target)
+opt.zero_grad()
+loss.backward()
+opt.step()

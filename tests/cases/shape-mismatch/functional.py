@@ -1,0 +1,9 @@
+%%gradcheck
+import torch
+import torch.nn.functional as F
+
+feats = torch.randn(2, 3, 4, 4)
+weight = torch.randn(5, 48, requires_grad=True)
+bias = torch.zeros(5, requires_grad=True)
+out = F.linear(feats, weight, bias)
+out.sum().backward()

@@ -1,0 +1,259 @@
+"""The dtypes family: target-dtype and dtype-mismatch (message variants, which argument is odd, fixes, wording)."""
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import grad_magic
+from grad_magic import catalog
+from grad_magic.engine import diagnose
+from grad_magic.record import RunRecord
+from grad_magic.rules.dtypes import _MISMATCH, _mismatch_message, _target_message, torch_dtype
+from gm_shell import run
+
+
+def _raised(fn) -> str:
+    with pytest.raises(Exception) as info:
+        fn()
+    return str(info.value)
+
+
+# -- the messages: torch 2.13's own, reproduced here, and older wordings written out --
+
+def test_torch_2_13_target_messages_are_recognised():
+    logits = torch.randn(4, 3)
+    assert _target_message(_raised(lambda: F.cross_entropy(logits, torch.tensor([0., 1., 2., 0.])))) == \
+        ("int64", "float32", True)
+    assert _target_message(_raised(lambda: F.nll_loss(logits, torch.zeros(4, dtype=torch.float64)))) == \
+        ("int64", "float64", True)
+    # 1-D scores with a 0-d float target: not taken as probabilities, refused as a class number
+    assert _target_message(_raised(lambda: F.cross_entropy(torch.randn(3), torch.tensor(1.)))) == \
+        ("int64", "float32", True)
+    assert _target_message(_raised(lambda: F.binary_cross_entropy(torch.rand(4), torch.tensor([0, 1, 1, 0])))) \
+        == ("float32", "int64", False)
+    assert _target_message(_raised(lambda: F.binary_cross_entropy_with_logits(
+        torch.randn(4), torch.tensor([0, 1, 1, 0])))) == ("float32", "int64", False)
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("expected target dtype to be Long or Byte, but got Int", ("int64", "int32", True)),  # 2.12+
+    ("expected scalar type Long but found Float", ("int64", "float32", False)),  # nll_loss, torch 1.7 ... 2.11
+    ("Expected object of scalar type Long but got scalar type Float for argument #2 'target' in call to "
+     "_thnn_nll_loss_forward", ("int64", "float32", True)),  # torch 1.0 ... 1.6
+    ("\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'",
+     ("int64", "float32", True)),  # CUDA, torch 1.10 ... 2.11
+    ("Found dtype Int but expected Float", ("float32", "int32", False)),
+    ("Found dtype Bool but expected Float", ("float32", "bool", False)),
+])
+def test_older_target_messages(message, expected):
+    assert _target_message(message) == expected
+
+
+@pytest.mark.parametrize("message", [
+    "Found dtype Double but expected Float",  # a float64 target: dtype-mismatch's
+    "Found dtype Float but expected Long",  # integer scores into BCE: dtype-mismatch's
+    "expected scalar type Float but found Double",
+    "Expected object of scalar type Float but got scalar type Double for argument #2 'mat2' in call to _th_mm",
+    "Target 5 is out of bounds.",
+])
+def test_not_target_messages(message):
+    assert _target_message(message)[0] is None
+
+
+def test_torch_2_13_mismatch_messages_are_recognised():
+    xd = torch.randn(4, 3, dtype=torch.float64)
+    cases = [
+        (lambda: nn.Linear(3, 2)(xd), ("float64", "float32")),
+        (lambda: xd @ torch.randn(3, 2), ("float64", "float32")),
+        (lambda: nn.Conv2d(3, 4, 3)(torch.randn(1, 3, 8, 8, dtype=torch.float64)), ("float64", "float32")),
+        (lambda: nn.Conv2d(3, 4, 3, bias=False)(torch.randn(1, 3, 8, 8, dtype=torch.float64)),
+         ("float64", "float32")),  # "expected scalar type Double but found Float"
+        (lambda: torch.dot(torch.randn(3, dtype=torch.float64), torch.randn(3)), ("float64", "float32")),
+        (lambda: F.binary_cross_entropy(torch.rand(4), torch.rand(4, dtype=torch.float64)), ("float64", "float32")),
+        (lambda: nn.LayerNorm(3)(xd), (None, None)),
+        (lambda: nn.GRU(3, 4)(torch.randn(2, 1, 3, dtype=torch.float64)), ("float64", "float32")),
+        (lambda: F.cross_entropy(torch.randint(0, 3, (4, 3)), torch.tensor([0, 1, 2, 0])), ("int64", "float32")),
+    ]
+    for fn, (a, b) in cases:
+        said = _mismatch_message(_raised(fn))
+        assert said is not None and set(said[:2]) == {a, b}
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("Input type (torch.DoubleTensor) and weight type (torch.FloatTensor) should be the same",
+     ("float64", "float32", False)),  # torch 1.x
+    ("Input type (c10::Half) and bias type (float) should be the same", ("float16", "float32", False)),
+    ("expected scalar type Float but found Double", ("float64", "float32", False)),  # torch 1.x, most ops
+    ("mat1 and mat2 must have the same dtype", (None, None, False)),  # torch 1.13 ... 2.0
+    ("RuntimeError: \"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'", ("int64", "float32", True)),
+    ("\"host_softmax\" not implemented for 'Long'", ("int64", "float32", True)),  # CUDA / torch 1.x
+])
+def test_older_mismatch_messages(message, expected):
+    assert _mismatch_message(message) == expected
+
+
+@pytest.mark.parametrize("message", [
+    "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",  # devices
+    "Input type (torch.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+    "\"addmm_impl_cpu_\" not implemented for 'Half'",
+    "result type Float can't be cast to the desired output type Long",
+])
+def test_not_mismatch_messages(message):
+    assert _mismatch_message(message) is None
+
+
+def test_dtype_names():
+    assert [torch_dtype(t) for t in ("Double", "double", "c10::Half", "torch.cuda.DoubleTensor", "torch.float64",
+                                     "Long", "weird")] == \
+        ["float64", "float64", "float16", "float64", "float64", "int64", None]
+
+
+def test_regexes_are_linear_on_a_huge_message():
+    message = "Found dtype " + "a" * 1_000_000 + " \"" + "log_softmax" * 50_000 + "x" * 100_000
+    start = time.perf_counter()
+    _target_message(message)
+    _mismatch_message(message)
+    for pattern in _MISMATCH:
+        pattern.search("(" * 500_000 + "Input type (" * 50_000)
+    assert time.perf_counter() - start < 5
+
+
+# -- the rules on hand-made records: an older torch's message on a line of this cell --
+
+def _diagnose(source, message, lineno, namespace, kind):
+    record = RunRecord(filename="<cell>", source=source, exception=RuntimeError(message), error_lineno=lineno,
+                       error_locals=namespace)
+    found = diagnose(record, {"torch": torch, "F": F, "nn": nn, **namespace}, "en")
+    assert found and found[0].kind == kind, [(d.kind, d.notes) for d in found]
+    return found[0]
+
+
+def test_old_nll_message_with_a_float_target_is_target_dtype():
+    src = "%%gradcheck\nimport torch\nloss = F.cross_entropy(scores, y)\n"
+    d = _diagnose(src, "expected scalar type Long but found Float", 3,
+                  {"scores": torch.randn(2, 3), "y": torch.zeros(2)}, "target-dtype")
+    assert d.names == ("y",) and d.fix.source.splitlines()[2] == "loss = F.cross_entropy(scores, y.long())"
+
+
+def test_old_expected_long_message_without_a_loss_is_dtype_mismatch():
+    src = "%%gradcheck\nimport torch\nout = counts @ w\n"
+    d = _diagnose(src, "expected scalar type Long but found Float", 3,
+                  {"counts": torch.zeros(2, 3, dtype=torch.long), "w": torch.randn(3, 1)}, "dtype-mismatch")
+    assert d.names == ("counts",) and d.fix.source.splitlines()[2] == "out = counts.float() @ w"
+
+
+def test_found_long_on_bce_is_the_target_when_the_target_is_long():
+    src = "%%gradcheck\nimport torch\nloss = F.binary_cross_entropy(probs, labels)\n"
+    d = _diagnose(src, "Found dtype Long but expected Float", 3,
+                  {"probs": torch.rand(4), "labels": torch.ones(4, dtype=torch.long)}, "target-dtype")
+    assert d.names == ("labels",) and "labels.float()" in d.fix.source
+
+
+def test_found_long_on_bce_is_not_the_target_when_the_input_is_long():
+    src = "%%gradcheck\nimport torch\nloss = F.binary_cross_entropy(hits, probs)\n"
+    d = _diagnose(src, "Found dtype Float but expected Long", 3,
+                  {"hits": torch.ones(4, dtype=torch.long), "probs": torch.rand(4)}, "dtype-mismatch")
+    assert d.names == ("hits",) and "hits.float()" in d.fix.source
+
+
+def test_a_float64_target_is_a_dtype_mismatch_naming_the_target():
+    src = "%%gradcheck\nimport torch\ny = torch.from_numpy(arr)\nloss = F.binary_cross_entropy(p, y)\n"
+    d = _diagnose(src, "Found dtype Double but expected Float", 4,
+                  {"p": torch.rand(4), "y": torch.ones(4, dtype=torch.float64), "arr": np.ones(4)}, "dtype-mismatch")
+    assert d.names == ("y",) and d.fix.source.splitlines()[2] == "y = torch.from_numpy(arr).float()"
+
+
+def test_a_cast_error_without_a_loss_call_is_not_target_dtype():
+    src = "%%gradcheck\nimport torch\ncounts += 0.5\n"
+    record = RunRecord(filename="<cell>", source=src, exception=RuntimeError(
+        "result type Float can't be cast to the desired output type Long"), error_lineno=3,
+        error_locals={"counts": torch.zeros(3, dtype=torch.long)})
+    found = diagnose(record, {"torch": torch}, "en")
+    assert all(d.kind not in ("target-dtype", "dtype-mismatch") for d in found)
+
+
+def test_half_against_double_names_no_culprit_and_proposes_no_fix():
+    src = "%%gradcheck\nimport torch\nout = a @ b\n"
+    d = _diagnose(src, "expected m1 and m2 to have the same dtype, but got: c10::Half != double", 3,
+                  {"a": torch.zeros(2, 2, dtype=torch.half), "b": torch.zeros(2, 2, dtype=torch.float64)},
+                  "dtype-mismatch")
+    assert d.fix is None and "float16 / float64" in d.title
+
+
+def test_a_mismatch_raised_by_backward_blames_no_tensor_on_the_line():
+    # torch 1.x: mse_loss's backward said "Found dtype Double but expected Float" on the backward() line
+    src = "%%gradcheck\nimport torch\nloss = F.mse_loss(out, y)\nloss.backward()\n"
+    d = _diagnose(src, "Found dtype Double but expected Float", 4,
+                  {"loss": torch.tensor(1.0, dtype=torch.float64)}, "dtype-mismatch")
+    assert d.fix is None and d.names == () and "backward pass" in d.why
+
+
+def test_a_reshape_of_the_numpy_tensor_is_followed_back_to_where_it_was_made():
+    src = ("%%gradcheck\nimport torch\nx = torch.from_numpy(arr)\nx = x.view(-1, 3)\nlayer.to('cpu')\n"
+           "out = layer(x)\n")
+    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 6,
+                  {"x": torch.zeros(2, 3, dtype=torch.float64), "arr": np.zeros(6), "layer": nn.Linear(3, 1)},
+                  "dtype-mismatch")
+    assert d.fix.source.splitlines()[2] == "x = torch.from_numpy(arr).float()"
+
+
+def test_a_model_made_double_then_moved_is_fixed_where_it_was_made_double():
+    src = "%%gradcheck\nimport torch\nnet = nn.Linear(3, 1).double()\nnet.to('cpu')\nout = net(x)\n"
+    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Float and Double", 5,
+                  {"x": torch.zeros(2, 3), "net": nn.Linear(3, 1).double()}, "dtype-mismatch")
+    assert d.names == ("net",) and d.fix.source.splitlines()[2] == "net = nn.Linear(3, 1).float()"
+
+
+def test_dtype_keyword_float64_is_replaced():
+    src = "%%gradcheck\nimport torch\nx = torch.randn(4, 3, dtype=torch.float64)\nout = layer(x)\n"
+    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 4,
+                  {"x": torch.randn(4, 3, dtype=torch.float64), "layer": nn.Linear(3, 2)}, "dtype-mismatch")
+    assert d.fix.source.splitlines()[2] == "x = torch.randn(4, 3, dtype=torch.float32)"
+
+
+def test_the_rules_never_raise_on_a_cell_that_does_not_parse():
+    src = "%%gradcheck\nthis is not python(\n"
+    for message in ("mat1 and mat2 must have the same dtype, but got Double and Float",
+                    "expected target dtype to be Long or Byte, but got Float"):
+        record = RunRecord(filename="<cell>", source=src, exception=RuntimeError(message), error_lineno=2)
+        d = diagnose(record, {}, "en")[0]
+        assert d.kind in ("dtype-mismatch", "target-dtype") and d.fix is None and not d.notes
+
+
+# -- through the shell --
+
+def test_an_older_torch_message_raised_in_a_cell(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    # NB: defined in an earlier cell, so the failing line of the %%gradcheck cell is the call
+    assert run(shell, "def cross_entropy(input, target):\n"
+                      "    raise RuntimeError('expected scalar type Long but found Float')\n").success
+    result = run(shell, "%%gradcheck\nimport torch\nlogits = torch.randn(2, 3)\n"
+                        "labels = torch.tensor([1.0, 2.0])\nloss = cross_entropy(logits, labels)\n")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "target-dtype" and d.names == ("labels",)
+    assert d.fix.source.splitlines()[3] == "labels = torch.tensor([1.0, 2.0], dtype=torch.long)"
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    result = run(shell, "%%gradcheck\nimport numpy as np\nimport torch\n"
+                        "x = torch.from_numpy(np.ones((2, 3)))\nout = torch.nn.Linear(3, 1)(x)\n")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "dtype-mismatch" and d.language == "zh"
+    assert "第 5 行" in d.what and "numpy" in d.why and "第 4 行" in d.fix.description
+
+
+def test_every_dtypes_message_has_chinese_text():
+    # NB: the separator and the `name (dtype)` pattern differ only in punctuation
+    keys = [k for k in catalog.MESSAGES if k.startswith("dtypes.") and k not in ("dtypes.sep", "dtypes.operand")]
+    assert len(keys) > 20
+    for key in keys:
+        assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

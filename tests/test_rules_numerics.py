@@ -1,0 +1,117 @@
+"""The numerics family: nan-in-backward (the anomaly message, the forward line, the epsilon/clamp fixes)."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+import torch
+
+import grad_magic
+from grad_magic import catalog
+from grad_magic.rules.numerics import NAN_OUTPUT, parse_nan_error
+from gm_shell import run
+
+
+# torch/csrc/autograd/engine.cpp: the same wording from 1.x to 2.13; nodes lost the trailing digit before 1.10
+@pytest.mark.parametrize("message,function,output,op", [
+    ("Function 'SqrtBackward0' returned nan values in its 0th output.", "SqrtBackward0", 0, "sqrt"),
+    ("Function 'DivBackward0' returned nan values in its 1th output.", "DivBackward0", 1, "div"),
+    ("Function 'LogBackward' returned nan values in its 0th output.", "LogBackward", 0, "log"),  # torch < 1.10
+    ("Function 'PowBackward1' returned nan values in its 0th output.", "PowBackward1", 0, "pow"),
+    ("Function 'MmBackward0' returned nan values in its 1th output.", "MmBackward0", 1, ""),
+])
+def test_every_known_wording_is_recognised(message, function, output, op):
+    err = parse_nan_error(message)
+    assert err is not None and (err.function, err.output, err.op) == (function, output, op)
+
+
+def test_other_errors_are_not_this_kind():
+    assert parse_nan_error("Function 'SqrtBackward0' returned an invalid gradient at index 0") is None
+    assert parse_nan_error("element 0 of tensors does not require grad and does not have a grad_fn") is None
+
+
+def test_real_torch_message_of_this_version_is_recognised():
+    x = torch.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError) as info, pytest.warns(UserWarning):
+        with torch.autograd.detect_anomaly(check_nan=True):
+            (torch.sqrt(x) * 0).sum().backward()
+    assert parse_nan_error(str(info.value)).function == "SqrtBackward0"
+
+
+def test_regex_is_linear_on_a_megabyte():
+    started = time.perf_counter()
+    NAN_OUTPUT.search("Function '" + "a" * 1_000_000)
+    NAN_OUTPUT.search("Function 'X' returned nan values in its " + "1" * 1_000_000)
+    assert time.perf_counter() - started < 1.0
+
+
+# -- through the shell --
+
+def _fixed_line(shell, cell, lineno):
+    result = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "nan-in-backward"
+    return d, d.fix.source.splitlines()[lineno - 1] if d.fix else None
+
+
+def test_sqrt_gets_an_epsilon_and_the_fixed_cell_runs(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    cell = "%%gradcheck\nimport torch\nx = torch.zeros(3, requires_grad=True)\ny = torch.sqrt(x)  # root\n" \
+           "(y * 0).sum().backward()\n"
+    d, line = _fixed_line(shell, cell, 4)
+    assert line == "y = torch.sqrt(x + 1e-8)  # root"
+    assert [sl.lineno for sl in d.lines] == [4, 5] and "line 4" in d.what and "line 5" in d.what
+    assert "square root" in d.why
+    assert run(shell, d.fix.source).success
+    assert not grad_magic.last_diagnoses()
+
+
+def test_a_parenthesised_denominator_gets_the_epsilon_inside(shell):
+    cell = "%%gradcheck\nimport torch\na = torch.zeros(3, requires_grad=True)\n" \
+           "b = torch.zeros(3, requires_grad=True)\nr = a / (b - b)\nr.sum().backward()\n"
+    _, line = _fixed_line(shell, cell, 5)
+    assert line == "r = a / (b - b + 1e-8)"
+
+
+def test_log_of_an_expression_is_clamped_as_a_whole(shell):
+    cell = "%%gradcheck\nimport torch\np = torch.zeros(3, requires_grad=True)\n" \
+           "l = torch.log(p * 1) * 0\nl.sum().backward()\n"
+    _, line = _fixed_line(shell, cell, 4)
+    assert line == "l = torch.log((p * 1).clamp_min(1e-8)) * 0"
+
+
+def test_two_square_roots_on_the_line_get_no_fix(shell):
+    cell = "%%gradcheck\nimport torch\nx = torch.zeros(3, requires_grad=True)\n" \
+           "y = torch.sqrt(x) + torch.sqrt(x)\n(y * 0).sum().backward()\n"
+    d, line = _fixed_line(shell, cell, 4)
+    assert line is None and "line 4" in d.what
+
+
+def test_forward_in_a_function_of_an_earlier_cell_points_at_the_call(shell):
+    run(shell, "import torch\ndef root(t):\n    return torch.sqrt(t)\n")
+    cell = "%%gradcheck\nx = torch.zeros(3, requires_grad=True)\ny = root(x)\n(y * 0).sum().backward()\n"
+    d, line = _fixed_line(shell, cell, 3)
+    assert line is None and "line 3" in d.what
+
+
+def test_without_the_nan_check_nothing_is_diagnosed(shell):
+    result = run(shell, "%%gradcheck --no-nan-check\nimport torch\nx = torch.zeros(3, requires_grad=True)\n"
+                        "(torch.sqrt(x) * 0).sum().backward()\n")
+    assert result.success
+    assert "nan-in-backward" not in [d.kind for d in grad_magic.last_diagnoses()]
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d, _ = _fixed_line(shell, "%%gradcheck\nimport torch\nx = torch.zeros(3, requires_grad=True)\n"
+                              "(torch.sqrt(x) * 0).sum().backward()\n", 4)
+    assert d.language == "zh" and "NaN" in d.title and "第 4 行" in d.what and "第 4 行" in d.fix.description
+
+
+def test_every_numerics_message_has_chinese_text():
+    keys = [k for k in catalog.MESSAGES if k.startswith("numerics.")]
+    assert len(keys) >= 15
+    for key in keys:
+        assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

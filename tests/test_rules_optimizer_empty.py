@@ -1,0 +1,140 @@
+"""The optimizer family's empty-parameter-list (layers in a plain list or dict, a used-up generator)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import grad_magic
+from grad_magic import catalog
+from gm_shell import run
+
+# torch/optim/optimizer.py, Optimizer.__init__: the same wording from 0.4 to 2.13
+MESSAGE = "optimizer got an empty parameter list"
+
+PLAIN_LIST = '''%%gradcheck
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [nn.Linear(2, 2), nn.Linear(2, 2)]  # the layers
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+'''
+
+
+def _diagnose(shell, cell):
+    result = run(shell, cell)
+    assert isinstance(result.error_in_exec, ValueError) and MESSAGE in str(result.error_in_exec)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "empty-parameter-list"
+    return d
+
+
+def test_layers_in_a_plain_list_get_a_module_list(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    d = _diagnose(shell, PLAIN_LIST)
+    assert "`self.blocks`, a plain Python list" in d.why
+    assert [sl.lineno for sl in d.lines] == [8, 11]
+    assert d.names == ("net", "net.blocks")
+    assert d.fix.source == PLAIN_LIST.replace("[nn.Linear(2, 2), nn.Linear(2, 2)]",
+                                              "nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])")
+    assert run(shell, d.fix.source).success
+    assert len(list(shell.user_ns["net"].parameters())) == 4
+
+
+def test_without_an_nn_alias_the_fix_spells_torch_nn(shell):
+    cell = PLAIN_LIST.replace("import torch.nn as nn\n", "from torch.nn import Module, Linear\n") \
+        .replace("nn.Module", "Module").replace("nn.Linear", "Linear")
+    d = _diagnose(shell, cell)
+    assert "self.blocks = torch.nn.ModuleList([Linear(2, 2), Linear(2, 2)])" in d.fix.source
+
+
+def test_a_list_set_twice_gets_no_fix(shell):
+    cell = PLAIN_LIST.replace("        self.blocks = [nn.Linear(2, 2), nn.Linear(2, 2)]  # the layers\n",
+                              "        self.blocks = []\n        self.blocks = [nn.Linear(2, 2)]\n")
+    d = _diagnose(shell, cell)
+    assert d.fix is None and "`self.blocks`" in d.why
+
+
+def test_a_used_up_generator_becomes_a_list(shell):
+    cell = ("%%gradcheck\nimport torch\nmodel = torch.nn.Linear(2, 2)\nparams = model.parameters()\n"
+            "for p in params:\n    pass\nopt = torch.optim.Adam(params)\n")
+    d = _diagnose(shell, cell)
+    assert "generator" in d.why and d.names == ("params",)
+    assert d.fix.source.splitlines()[3] == "params = list(model.parameters())"
+    assert run(shell, d.fix.source).success
+
+
+def test_a_generator_from_an_earlier_cell_gets_no_fix(shell):
+    run(shell, "import torch\nmodel = torch.nn.Linear(2, 2)\nparams = model.parameters()\nlist(params)\n")
+    d = _diagnose(shell, "%%gradcheck\nopt = torch.optim.SGD(params, lr=0.1)\n")
+    assert d.fix is None and "generator" in d.why
+
+
+def test_an_empty_list_literal_is_explained_without_a_fix(shell):
+    d = _diagnose(shell, "%%gradcheck\nimport torch\nopt = torch.optim.SGD([], lr=0.1)\n")
+    assert d.fix is None and "nn.ModuleList" in d.why and "`[]` on line 3" in d.what
+
+
+@pytest.mark.parametrize("message", ["optimizer got an empty parameter list!", "some other ValueError"])
+def test_only_the_optimizer_value_error_is_this_kind(shell, message):
+    run(shell, f"%%gradcheck\nraise ValueError({message!r})\n")
+    kinds = [d.kind for d in grad_magic.last_diagnoses()]
+    assert ("empty-parameter-list" in kinds) == (MESSAGE in message)
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d = _diagnose(shell, PLAIN_LIST)
+    assert d.language == "zh" and "没有拿到任何参数" in d.title and "第 8 行" in d.fix.description
+
+
+def test_every_empty_list_message_has_chinese_text():
+    keys = [k for k in catalog.MESSAGES if k.startswith("optimizer.empty.")]
+    assert len(keys) >= 12
+    for key in keys:
+        assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key
+
+
+# -- optimizer-not-on-model (warning) --
+
+SETUP = "import torch\nmodel = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+TRAIN = ("%%gradcheck\n{first}for _ in range(2):\n    opt.zero_grad()\n    model(torch.ones(2, 3)).sum().backward()\n"
+         "    opt.step()\n")
+
+
+def _kinds(shell):
+    return [d.kind for d in grad_magic.last_diagnoses()]
+
+
+def test_a_recreated_model_is_warned_about(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    run(shell, SETUP)
+    result = run(shell, TRAIN.format(first="model = torch.nn.Linear(3, 1)\n"))
+    assert result.success
+    d = next(d for d in grad_magic.last_diagnoses() if d.kind == "optimizer-not-on-model")
+    assert d.names == ("opt", "model") and d.fix is None and "line 6" in d.summary
+    assert [sl.lineno for sl in d.lines] == [6]
+
+
+def test_the_optimizer_of_the_called_model_is_not_warned_about(shell):
+    run(shell, SETUP)
+    assert run(shell, TRAIN.format(first="")).success
+    assert "optimizer-not-on-model" not in _kinds(shell)
+
+
+def test_parameters_another_name_still_holds_are_not_stray(shell):
+    run(shell, SETUP + "old = model\n")
+    assert run(shell, TRAIN.format(first="model = torch.nn.Linear(3, 1)\n")).success
+    assert "optimizer-not-on-model" not in _kinds(shell)
+
+
+def test_a_model_of_another_shape_is_not_matched(shell):
+    run(shell, SETUP)
+    cell = TRAIN.format(first="model = torch.nn.Linear(3, 2)\n")
+    assert run(shell, cell).success
+    assert "optimizer-not-on-model" not in _kinds(shell)

@@ -1,0 +1,176 @@
+"""The shapes family: shape-mismatch, batch-size-mismatch, target-out-of-range (message variants, names,
+fixes, wording)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import grad_magic
+from grad_magic import catalog
+from grad_magic.rules.shapes import Product, parse_matmul_error, parse_target_error
+from gm_shell import run
+
+# -- the messages, as each torch says them --
+
+# (message, rows, inner, weight's in_features, out_features)
+MATMUL = [
+    # torch >= 1.9, CPU and CUDA (reproduced with 2.13: nn.Linear(10, 5)(torch.randn(4, 12)))
+    ("mat1 and mat2 shapes cannot be multiplied (4x12 and 10x5)", 4, 12, 10, 5),
+    # MPS (aten/src/ATen/native/mps/operations/Linear.mm): rows are the input's second-last dimension
+    ("linear(): input and weight.T shapes cannot be multiplied (3x12 and 10x5)", 3, 12, 10, 5),
+    # meta / fake tensors (torch/_meta_registrations.py; reproduced with 2.13 on device="meta")
+    ("a and b must have same reduction dim, but got [4, 12] X [10, 5].", 4, 12, 10, 5),
+    # torch <= 1.6 (TH)
+    ("size mismatch, m1: [4 x 12], m2: [10 x 5] at /pytorch/aten/src/TH/generic/THTensorMath.cpp:41",
+     4, 12, 10, 5),
+]
+
+
+@pytest.mark.parametrize("message,a,b,c,d", MATMUL, ids=range(len(MATMUL)))
+def test_every_matmul_wording_is_recognised(message, a, b, c, d):
+    assert parse_matmul_error(message) == Product(a, b, c, d)
+
+
+CUDA_ASSERT = ("CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at "
+               "some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+               "CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("Target 10 is out of bounds.", (10, False)),  # torch >= 1.8, CPU (IndexError)
+    ("Target -1 is out of bounds.", (-1, False)),
+    # torch <= 1.5, THNN on the CPU
+    ("Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at "
+     "/pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:97", (None, False)),
+    # CUDA: the message as c10_cuda_check_implementation builds it (c10/cuda/CUDAException.cpp); the kernel's
+    # own line, "Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0]
+    # Assertion `t >= 0 && t < n_classes` failed.", goes to stderr, not into the exception
+    (CUDA_ASSERT, (None, True)),
+    (CUDA_ASSERT + "Assertion `t >= 0 && t < n_classes` failed.", (None, True)),
+    ("index 7 is out of bounds for dimension 0 with size 5", None),
+])
+def test_target_wordings(message, expected):
+    assert parse_target_error(message) == expected
+
+
+def test_the_messages_of_this_torch_are_the_ones_keyed_on():
+    with pytest.raises(RuntimeError) as info:
+        torch.nn.Linear(10, 5)(torch.randn(4, 12))
+    assert parse_matmul_error(str(info.value)) == Product(4, 12, 10, 5)
+    with pytest.raises(RuntimeError) as info:
+        torch.nn.Linear(10, 5, device="meta")(torch.randn(4, 12, device="meta"))
+    assert parse_matmul_error(str(info.value)) == Product(4, 12, 10, 5)
+    with pytest.raises(ValueError, match=r"^Expected input batch_size \(4\) to match target batch_size \(3\)\.$"):
+        torch.nn.functional.cross_entropy(torch.randn(4, 3), torch.zeros(3, dtype=torch.long))
+    with pytest.raises(IndexError, match=r"^Target 3 is out of bounds\.$"):
+        torch.nn.functional.cross_entropy(torch.randn(4, 3), torch.tensor([0, 1, 2, 3]))
+
+
+# -- through the shell --
+
+def _diagnosis(shell, cell):
+    result = run(shell, cell)
+    assert result.error_in_exec is not None
+    return grad_magic.last_diagnosis()
+
+
+def test_mps_wording_names_the_layer_and_fixes_in_features(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch.nn as nn\nfc = nn.Linear(10, 5)\n"
+                          "raise RuntimeError('linear(): input and weight.T shapes cannot be multiplied "
+                          "(3x12 and 10x5)')\n")
+    assert d.kind == "shape-mismatch" and "`fc` expects 10 input features" in d.title
+    assert d.fix is not None and "fc = nn.Linear(12, 5)" in d.fix.source
+
+
+def test_meta_device_linear(shell):
+    d = _diagnosis(shell, "%%gradcheck --no-nan-check\nimport torch\nimport torch.nn as nn\n"
+                          "enc = nn.Linear(10, 5, device='meta')\nh = torch.randn(4, 12, device='meta')\nz = enc(h)\n")
+    assert d.kind == "shape-mismatch" and d.names == ("h", "enc")
+    assert d.fix is not None and "enc = nn.Linear(12, 5, device='meta')" in d.fix.source
+
+
+def test_two_equal_linear_layers_get_no_fix(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\n"
+                          "heads = nn.ModuleList([nn.Linear(10, 5), nn.Linear(10, 5)])\n"
+                          "out = heads[0](torch.randn(2, 12))\n")
+    assert d.kind == "shape-mismatch" and d.fix is None and "several" in d.why.lower()
+
+
+def test_the_layer_assigned_to_the_failing_name_is_the_one_fixed(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\na = nn.Linear(10, 5)\n"
+                          "b = nn.Linear(10, 5)\nout = a(torch.randn(2, 12))\n")
+    assert d.fix is not None and "a = nn.Linear(12, 5)\nb = nn.Linear(10, 5)\n" in d.fix.source
+
+
+def test_a_3d_input_that_flattens_to_neither_gets_no_fix(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\nfc = nn.Linear(10, 5)\n"
+                          "x = torch.randn(2, 3, 4)\nout = fc(x)\n")
+    assert d.kind == "shape-mismatch" and d.fix is None
+    assert "12 values per sample" in d.why
+
+
+def test_a_flatten_inside_a_call_argument(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\nfc = nn.Linear(12, 5)\n"
+                          "x = torch.randn(2, 3, 4)\nout = torch.relu(fc(x * 2))\n")
+    assert d.fix is not None and "fc((x * 2).flatten(1))" in d.fix.source
+
+
+def test_cuda_device_assert_at_the_loss_is_a_target_out_of_range(shell, monkeypatch):
+    import torch.nn.functional as F
+
+    def on_gpu(*args, **kwargs):
+        raise torch.AcceleratorError(CUDA_ASSERT)  # RuntimeError before torch 2.8
+
+    monkeypatch.setattr(F, "cross_entropy", on_gpu)
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                          "num_classes = 10\nmodel = nn.Linear(4, 5)\nlogits = model(torch.randn(8, 4))\n"
+                          "y = torch.randint(0, num_classes, (8,))\nloss = F.cross_entropy(logits, y)\n")
+    assert d.kind == "target-out-of-range" and "most likely" in d.title and "5 classes" in d.title
+    assert "CUDA_LAUNCH_BLOCKING=1" in d.why
+    assert d.fix is not None and "model = nn.Linear(4, 10)" in d.fix.source
+
+
+def test_a_device_assert_elsewhere_is_not_a_target_out_of_range(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nx = torch.zeros(3)\n"
+                          f"raise RuntimeError({CUDA_ASSERT!r})\n")
+    assert d.kind != "target-out-of-range"
+
+
+def test_segmentation_labels_count_classes_in_dimension_1(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn.functional as F\n"
+                          "masks = torch.full((2, 5, 5), 4)\nscores = torch.randn(2, 3, 5, 5)\n"
+                          "loss = F.cross_entropy(scores, masks)\n")
+    assert d.kind == "target-out-of-range" and "for 3 classes" in d.title and d.fix is None
+
+
+def test_labels_beyond_a_known_class_count_get_no_fix(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                          "n_classes = 3\nhead = nn.Linear(4, 2)\ny = torch.tensor([0, 1, 5])\n"
+                          "loss = F.cross_entropy(head(torch.randn(3, 4)), y)\n")
+    assert d.kind == "target-out-of-range" and d.fix is None
+
+
+def test_batch_size_with_no_cause_in_sight_names_both_sides(shell):
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn.functional as F\n"
+                          "out = torch.randn(8, 3)\nlabels = torch.zeros(6, dtype=torch.long)\n"
+                          "loss = F.cross_entropy(out, labels)\n")
+    assert d.kind == "batch-size-mismatch" and d.names == ("out", "labels") and d.fix is None
+    assert "8 predictions" in d.title and "6 labels" in d.title
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    d = _diagnosis(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\nfc = nn.Linear(10, 5)\n"
+                          "out = fc(torch.randn(4, 12))\n")
+    assert d.kind == "shape-mismatch" and d.language == "zh"
+    assert "需要 10 个输入特征" in d.title and "第 5 行" in d.what and "第 4 行" in d.fix.description
+
+
+def test_every_shapes_message_has_chinese_text():
+    keys = [k for k in catalog.MESSAGES if k.startswith("shapes.")]
+    assert len(keys) > 40
+    for key in keys:
+        if key not in ("shapes.batch.fix_view_linear",):
+            assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

@@ -1,0 +1,106 @@
+"""What `%%gradcheck`, `%grad_device` and `%load_ext grad_magic` cost, measured side by side in one run.
+
+    .venv/bin/python bench/run.py                 # the full bench (~5 min on 2 CPU cores)
+    .venv/bin/python bench/run.py --quick         # tiny sizes: the CI smoke run (tests/test_bench_smoke.py)
+    .venv/bin/python bench/run.py --out DIR       # write DIR/latest.json and DIR/latest.md
+
+Everything runs through IPython's own InteractiveShell with `%load_ext grad_magic`, so the cost measured
+is the user's. Within each section the variants are interleaved round by round (A B C D, A B C D, ...);
+each figure is the median of the rounds, with their min-max. When CUDA is available the three training
+workloads also run on cuda:0 and get a table of their own (that path is not exercised on CPU machines).
+A measurement, not a test: nothing here asserts a target; the table says met / missed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, log, make_shell  # noqa: E402  (path set up just above)
+
+import torch  # noqa: E402
+
+import card_time  # noqa: E402
+import device_walk  # noqa: E402
+import load_cost  # noqa: E402
+import overhead  # noqa: E402
+from report import markdown, targets  # noqa: E402
+
+
+def machine(threads: int, label: str | None) -> Dict[str, Any]:
+    import IPython
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    info = {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": threads, "python": platform.python_version(),
+            "torch": torch.__version__, "ipython": IPython.__version__, "platform": platform.platform(),
+            "cuda": None, "grad_magic": label or _revision(),
+            "load_average_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    if torch.cuda.is_available():
+        info["cuda"] = {"version": torch.version.cuda, "device": torch.cuda.get_device_name(0)}
+    return info
+
+
+def _revision() -> str:
+    """The commit measured, and whether the package differed from it."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "grad_magic"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + (" + uncommitted changes in grad_magic/" if dirty else "")
+
+
+def main(argv: List[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and few rounds (CI smoke run)")
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"), metavar="DIR",
+                        help="where latest.json and latest.md go (default bench/results)")
+    parser.add_argument("--repeats", type=int, default=None, help="rounds per section (default 7; quick 3)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch.set_num_threads (default 1: on a busy 2-core machine two threads "
+                             "spin-wait for each other and the figures drift)")
+    parser.add_argument("--label", help="what is measured, for the table (default: this checkout's commit)")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 7)
+    if not args.quick:
+        repeats = max(5, repeats)
+    torch.set_num_threads(args.threads)  # NB: fixed, so runs on machines with more cores compare
+    started = time.perf_counter()
+    results: Dict[str, Any] = {"machine": machine(args.threads, args.label),
+                               "settings": {"quick": args.quick, "repeats": repeats}}
+    shell = make_shell()
+    log(f"grad_magic bench ({'quick' if args.quick else 'full'}, {repeats} rounds, "
+        f"{args.threads} torch threads)")
+    results["overhead"] = {"cpu": overhead.measure(shell, args.quick, repeats)}
+    if torch.cuda.is_available():
+        results["overhead"]["cuda"] = overhead.measure(shell, args.quick, repeats, device="cuda")
+    results["time_to_card"] = card_time.measure(shell, args.quick, repeats)
+    results["grad_device"] = device_walk.measure(shell, args.quick, repeats)
+    results["load"] = load_cost.measure(1 if args.quick else repeats, warm_up=not args.quick)
+    results["machine"]["load_average_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    results["seconds"] = time.perf_counter() - started
+    results["targets"] = targets(results)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "latest.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+    with open(os.path.join(args.out, "latest.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(results))
+    log(f"wrote {os.path.join(args.out, 'latest.json')} and latest.md in {results['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import lru_cache
 from typing import Iterable, List, Optional, Sequence
 
 from .model import Fix, TextEdit
@@ -61,6 +62,7 @@ def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=16)  # NB: a pure function of the text; rules and fixes ask for the same cell often
 def python_of_cell(cell: str) -> str:
     """The Python a cell runs: the `%%` magic line dropped, IPython syntax (%magic, !cmd) transformed."""
     first, _, body = cell.partition("\n")

@@ -26,8 +26,11 @@ class NameIndex:
         self._names: Dict[int, List[str]] = {}
         self._objects: Dict[str, Any] = {}
         self._limit = limit
+        indexed: set = set()
         for ns in namespaces:
-            if ns:
+            # NB: error_locals is the namespace itself for an error at the cell's top level
+            if ns and id(ns) not in indexed:
+                indexed.add(id(ns))
                 for name, value in user_items(ns):
                     self._add(name, value)
 

@@ -52,6 +52,9 @@ class Planner:
     @cached_property
     def _top_names(self) -> NameIndex:
         """The namespace's names only: what a line at the cell's top level can refer to."""
+        error_locals = self.ctx.record.error_locals
+        if error_locals is None or error_locals is self.ctx.namespace:
+            return self.ctx.names  # NB: the same index: no second walk of a large namespace
         return NameIndex(self.ctx.namespace)
 
     def plan(self, parties: Sequence[Party]) -> Plan:

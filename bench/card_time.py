@@ -91,10 +91,21 @@ def _capture(shell: Any, case: _Case) -> Tuple[Any, Dict[str, Any]]:
     return record, namespace
 
 
+def _cold() -> None:
+    """Forget what an earlier card of the same cell left in grad_magic's caches: each card is timed
+    as the first one of its cell."""
+    from grad_magic.fixes import python_of_cell
+    from grad_magic.render import highlight
+
+    python_of_cell.cache_clear()
+    highlight.cache_clear()
+
+
 def _diagnose_and_render(record: Any, namespace: Dict[str, Any]) -> List[str]:
     from grad_magic.engine import diagnose
     from grad_magic.render import mimebundle
 
+    _cold()
     diagnoses = diagnose(record, namespace)
     bundles = [mimebundle(d) for d in diagnoses]
     assert all(len(b) == 3 for b in bundles), "a bundle lacks a format"

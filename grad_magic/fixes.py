@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 import warnings
 from functools import lru_cache
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .model import Fix, TextEdit
 
@@ -64,17 +65,46 @@ def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
 
 @lru_cache(maxsize=16)  # NB: a pure function of the text; rules and fixes ask for the same cell often
 def python_of_cell(cell: str) -> str:
-    """The Python a cell runs: the `%%` magic line dropped, IPython syntax (%magic, !cmd) transformed."""
+    """The Python a cell runs: the `%%` magic line dropped, IPython syntax (%magic, !cmd) transformed.
+
+    Line numbers stay the cell body's: blank lines IPython drops at the top are put back.
+    """
     first, _, body = cell.partition("\n")
     if not first.startswith("%%"):
         body = cell
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
-        return body
-    with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
-        warnings.simplefilter("ignore")
-        return TransformerManager().transform_cell(body)
+    python = _plain_python(body)
+    if python is None:
+        try:
+            from IPython.core.inputtransformer2 import TransformerManager
+        except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
+            return body
+        with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
+            warnings.simplefilter("ignore")
+            python = TransformerManager().transform_cell(body)
+    dropped = _leading_newlines(body) - _leading_newlines(python)
+    return "\n" * max(0, dropped) + python
+
+
+# NB: where IPython's input transforms act: an escape at the start of a line (%magic, !cmd, ?help,
+# ,/; autocall), a help `?` anywhere, `= %magic` / `= !cmd`, pasted >>> / ... / In [N]: prompts.
+_IPYTHON_SYNTAX = re.compile(r"^[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|\?|=[ \t]*[%!]", re.MULTILINE)
+
+
+def _plain_python(body: str) -> Optional[str]:
+    """What IPython's `transform_cell` makes of a body with none of its syntax in it (None if it has
+    some): the body without its leading blank lines, spaces on blank lines dropped, ending in a newline. IPython tokenizes the whole
+    cell to find out, ~25 us a line; most cells need none of it."""
+    if _IPYTHON_SYNTAX.search(body):
+        return None
+    lines = (body if body.endswith("\n") else body + "\n").splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line and not line.isspace()), len(lines))
+    if start == len(lines) or lines[start][:1].isspace():  # NB: IPython dedents an indented cell
+        return None
+    return textwrap.dedent("".join(lines[start:]))  # NB: as IPython: blank lines lose their spaces
+
+
+def _leading_newlines(text: str) -> int:
+    return text[:len(text) - len(text.lstrip())].count("\n")
 
 
 def parses(cell: str) -> bool:
@@ -112,11 +142,24 @@ def cell_tree(cell: str) -> Optional[ast.Module]:
 
 def node_span(cell: str, node: ast.AST, offsets: Optional[Sequence[int]] = None) -> tuple:
     """(start, end) character offsets of an ast node in the cell text."""
-    lines = split_lines(cell)
-    offs = offsets if offsets is not None else line_offsets(cell)
+    lines, cached = _lines_and_offsets(cell)
+    offs = offsets if offsets is not None else cached
     start = offs[node.lineno - 1] + utf8_col(lines[node.lineno - 1], node.col_offset)
     end = offs[node.end_lineno - 1] + utf8_col(lines[node.end_lineno - 1], node.end_col_offset)
     return start, end
+
+
+def segment(cell: str, node: ast.AST) -> Optional[str]:
+    """The cell text of an ast node: `ast.get_source_segment`, without splitting the cell on each call."""
+    if getattr(node, "end_lineno", None) is None or getattr(node, "end_col_offset", None) is None:
+        return None
+    start, end = node_span(cell, node)
+    return cell[start:end]
+
+
+@lru_cache(maxsize=8)  # NB: the rules ask for spans in the same one or two cells many times per card
+def _lines_and_offsets(cell: str) -> Tuple[Tuple[str, ...], Tuple[int, ...]]:
+    return tuple(split_lines(cell)), tuple(line_offsets(cell))
 
 
 def indent_of(line: str) -> str:

@@ -12,51 +12,86 @@ import torch
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
-def user_items(namespace: Mapping[str, Any]) -> Iterator[Tuple[str, Any]]:
-    for name, value in list(namespace.items()):
-        # NB: `globals()[1] = x` is legal: a key that is no string is no name
-        if isinstance(name, str) and not name.startswith("_") and name not in _IPYTHON_NAMES:
-            yield name, value
-
-
 class NameIndex:
-    """id(object) -> the names it goes by, built once from the namespace (bounded)."""
+    """The user's names over one or more namespaces (first namespace wins), bounded.
+
+    `lookup` reads the namespaces directly; the reverse index (id -> names) and the list of every name
+    are built on first use only, without a tuple or list per name: a card is built while a namespace of
+    many thousands of objects is alive, and each object allocated here is work for the garbage collector.
+    """
 
     def __init__(self, *namespaces: Optional[Mapping[str, Any]], limit: int = 50_000) -> None:
-        self._names: Dict[int, List[str]] = {}
-        self._objects: Dict[str, Any] = {}
-        self._limit = limit
-        indexed: set = set()
+        # NB: error_locals is the namespace itself for an error at the cell's top level
+        self._namespaces: List[Mapping[str, Any]] = []
         for ns in namespaces:
-            # NB: error_locals is the namespace itself for an error at the cell's top level
-            if ns and id(ns) not in indexed:
-                indexed.add(id(ns))
-                for name, value in user_items(ns):
-                    self._add(name, value)
+            if ns and all(ns is not seen for seen in self._namespaces):
+                self._namespaces.append(ns)
+        self._limit = limit
+        self._objects: Optional[Dict[str, Any]] = None
+        self._first: Dict[int, str] = {}  # id(object) -> its first name
+        self._more: Dict[int, List[str]] = {}  # id(object) -> its other names, for the few that have some
+
+    def _top(self, name: str) -> Any:
+        if not _is_user_name(name):
+            return None
+        for ns in self._namespaces:
+            value = ns.get(name, _MISSING)
+            if value is not _MISSING and _plain_class(value):
+                return value
+        return None
+
+    def _index(self) -> Dict[str, Any]:
+        if self._objects is None:
+            self._objects = objects = {}
+            first, module = self._first, torch.nn.Module
+            for ns in self._namespaces:
+                for name in list(ns):
+                    # NB: the hot loop of a card in a large namespace: _add's checks, inlined
+                    if name in objects or not _is_user_name(name):
+                        continue
+                    value = ns.get(name, _MISSING)
+                    if value is _MISSING or len(objects) >= self._limit or not _plain_class(value):
+                        continue
+                    objects[name] = value
+                    if id(value) in first:
+                        self._more.setdefault(id(value), []).append(name)
+                    else:
+                        first[id(value)] = name
+                    if isinstance(value, module):
+                        self._add_registries(name, value)
+        return self._objects
+
+    def _add_registries(self, name: str, module: Any) -> None:
+        for registry in ("_parameters", "_buffers"):  # NB: named_parameters()'s order
+            for dotted, item in _registry_items(name, module, registry, set()):
+                self._add(dotted, item)
 
     def _add(self, name: str, value: Any) -> None:
-        if len(self._objects) >= self._limit or name in self._objects or not _plain_class(value):
+        objects = self._objects
+        if len(objects) >= self._limit or name in objects or not _plain_class(value):
             return
-        self._objects[name] = value
-        self._names.setdefault(id(value), []).append(name)
+        objects[name] = value
+        key = id(value)
+        if key not in self._first:
+            self._first[key] = name
+        else:
+            self._more.setdefault(key, []).append(name)
         if isinstance(value, torch.nn.Module):
-            for registry in ("_parameters", "_buffers"):  # NB: named_parameters()'s order
-                for dotted, item in _registry_items(name, value, registry, set()):
-                    self._add(dotted, item)
+            self._add_registries(name, value)
 
     def names_for(self, obj: Any) -> List[str]:
-        return list(self._names.get(id(obj), ()))
+        self._index()
+        first = self._first.get(id(obj))
+        return [first, *self._more.get(id(obj), ())] if first is not None else []
 
     def name_for(self, obj: Any) -> Optional[str]:
-        names = self._names.get(id(obj))
+        names = self.names_for(obj)
         return min(names, key=len) if names else None
 
     def lookup(self, dotted: str) -> Any:
         """`model.fc.weight` -> the object, following only dict-held attributes; None if unknown."""
-        if dotted in self._objects:
-            return self._objects[dotted]
         head, _, rest = dotted.partition(".")
-        obj = self._objects.get(head)
+        obj = self._top(head)
         for part in rest.split(".") if rest else ():
             obj = attribute_without_code(obj, part)
             if obj is None:
@@ -64,7 +99,15 @@ class NameIndex:
         return obj
 
     def objects(self) -> Iterator[Tuple[str, Any]]:
-        return iter(self._objects.items())
+        return iter(self._index().items())
+
+
+_MISSING = object()
+
+
+def _is_user_name(name: Any) -> bool:
+    # NB: `globals()[1] = x` is legal: a key that is no string is no name
+    return isinstance(name, str) and not name.startswith("_") and name not in _IPYTHON_NAMES
 
 
 def _plain_class(value: Any) -> bool:

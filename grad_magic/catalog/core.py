@@ -45,6 +45,7 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "card.tensors": {"en": "Tensors involved", "zh": "相关张量"},
     "card.fix": {"en": "Fix", "zh": "修复"},
     "card.fixed_cell": {"en": "Fixed cell", "zh": "修复后的单元格"},
+    "card.fixed_cell_long": {"en": "Fixed cell ({lines} lines)", "zh": "修复后的单元格（{lines} 行）"},
     "card.no_fix": {
         "en": "No automatic fix: the cause could not be pinned down safely.",
         "zh": "没有自动修复：无法可靠地确定原因。",

@@ -6,13 +6,15 @@ by splitting it into Pygments tokens that the template prints, so no HTML is eve
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, List, Tuple
+from typing import Any
 
 from .. import catalog
+from ..fixes import split_lines
 from ..model import Diagnosis
 from .common import MAX_ERROR, clip, diff_lines, excerpt, notebook_cell, tensor_rows
+from .highlight import highlight_lines
 
-Token = Tuple[str, str]  # (css class, text)
+HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highlighted
 
 # NB: static script text, no user data in it: the fixed cell travels in the card's
 # `data-fixed-source` attribute (escaped by the template). Inline handlers work in trusted output
@@ -46,31 +48,17 @@ def _environment() -> Any:
     return env
 
 
-def highlight_lines(code: str) -> List[List[Token]]:
-    """Python source as lines of (Pygments short class, text) tokens."""
-    from pygments.lexers import PythonLexer
-    from pygments.token import STANDARD_TYPES
-
-    lines: List[List[Token]] = [[]]
-    for ttype, value in PythonLexer(stripnl=False, ensurenl=False).get_tokens(code):
-        css = STANDARD_TYPES.get(ttype) or STANDARD_TYPES.get(ttype.parent, "")
-        parts = value.split("\n")
-        for i, part in enumerate(parts):
-            if i:
-                lines.append([])
-            if part:
-                lines[-1].append((css, part))
-    return lines
-
-
 def render(d: Diagnosis) -> str:
-    source_tokens = highlight_lines(d.source) if d.source else []
-    fixed_tokens = highlight_lines(d.fix.source) if d.fix else []
     lines = excerpt(d)
+    source_tokens = highlight_lines(d.source, [ln.lineno for ln in lines]) if d.source else []
+    fixed_lines = len(split_lines(d.fix.source)) if d.fix else 0
+    # NB: a long fixed cell is listed collapsed and without colours: the diff above shows what
+    # changed, and Insert / Copy / %gradfix take the whole cell either way.
+    fixed_tokens = highlight_lines(d.fix.source) if d.fix and fixed_lines <= HIGHLIGHT_MAX_LINES else None
     return _environment().get_template("card.html.j2").render(
-        d=d, say=lambda key: catalog.message(key, d.language),
+        d=d, say=lambda key, **params: catalog.message(key, d.language, **params),
         excerpt=[(ln, source_tokens[ln.lineno - 1] if ln.lineno <= len(source_tokens) else [])
                  for ln in lines],
-        diff=diff_lines(d), fixed=fixed_tokens, tensors=tensor_rows(d),
+        diff=diff_lines(d), fixed=fixed_tokens, fixed_lines=fixed_lines, tensors=tensor_rows(d),
         fixed_source=notebook_cell(d.fix.source) if d.fix else None,
         INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)

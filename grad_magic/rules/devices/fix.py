@@ -14,7 +14,7 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import torch
 
-from ...fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, node_span
+from ...fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, node_span, segment
 from ...model import TextEdit
 from ...names import NameIndex
 from ..context import RuleContext
@@ -48,6 +48,8 @@ class Planner:
         self.plan_ = Plan()
         self.moved: set = set()
         self.parties: List[Party] = []
+        self._scope_nodes: dict = {}  # id(scope) -> its nodes (a planner asks about one scope many times)
+        self._scopes: dict = {}  # lineno -> its scope
 
     @cached_property
     def _top_names(self) -> NameIndex:
@@ -117,7 +119,7 @@ class Planner:
         stmt = enclosing_statement(self.tree, self.lineno)
         expr = self.device_expr(self.lineno)
         uses = [n for n in ast.walk(stmt) if isinstance(n, (ast.Name, ast.Attribute))
-                and isinstance(getattr(n, "ctx", None), ast.Load) and ast.get_source_segment(self.src, n) == name
+                and isinstance(getattr(n, "ctx", None), ast.Load) and segment(self.src, n) == name
                 ] if stmt is not None else []
         if not uses or expr is None:
             return self._fail("devices.why.no_spot", name=f"`{name}`")
@@ -159,7 +161,7 @@ class Planner:
         names = [n for n in self._targets(loop) if self._on(n, device)]
         text = f"{indent_of(line)}{', '.join(names)} = {', '.join(f'{n}.to({expr})' for n in names)}"
         self.plan_.edits.append(insert_line_before(self.src, first.lineno, text))
-        iterable = ast.get_source_segment(self.src, loop.iter) or "…"
+        iterable = segment(self.src, loop.iter) or "…"
         self.plan_.origins.append(self.ctx.say("devices.why.loop", names=self._names_text(names),
                                                iterable=_short(iterable), lineno=loop.lineno, odd_device=device))
         self._done(names, "devices.fix.loop", loop.lineno, expr=expr, device=self.target.device)
@@ -177,7 +179,7 @@ class Planner:
             _, end = node_span(self.src, call)
             at, text = end - 1, f"device={expr}"
         self.plan_.edits.append(TextEdit(at, at, text))
-        code = _short(ast.get_source_segment(self.src, call) or "")
+        code = _short(segment(self.src, call) or "")
         self.plan_.origins.append(self.ctx.say("devices.why.created", name=f"`{name}`", lineno=lineno, code=code,
                                                odd_device=device))
         self._done(name, "devices.fix.factory", lineno, expr=expr, device=self.target.device)
@@ -195,7 +197,7 @@ class Planner:
         """Tensors made the same way (a factory without `device=`) that the rest of the cell still uses."""
         scope = self.scope(self.lineno)
         loop = self._innermost_loop(scope)
-        later = {n.id for n in _walk_scope(scope) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        later = {n.id for n in self._nodes(scope) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                  and (n.lineno >= self.lineno or loop is not None and loop.lineno <= n.lineno <= loop.end_lineno)}
         for stmt in sorted(self._bindings(scope), key=lambda s: s.lineno):
             name = _single_target(stmt)
@@ -240,16 +242,27 @@ class Planner:
 
     def scope(self, lineno: int) -> ast.AST:
         """The innermost function (or the cell) whose body holds `lineno`."""
-        best: ast.AST = self.tree
-        for node in ast.walk(self.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    node.body[0].lineno <= lineno <= node.end_lineno:
-                if best is self.tree or node.lineno > best.lineno:
-                    best = node
-        return best
+        if lineno not in self._scopes:
+            best: ast.AST = self.tree
+            for node in self._functions:
+                if node.body[0].lineno <= lineno <= node.end_lineno:
+                    if best is self.tree or node.lineno > best.lineno:
+                        best = node
+            self._scopes[lineno] = best
+        return self._scopes[lineno]
+
+    @cached_property
+    def _functions(self) -> List[ast.AST]:
+        return [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    def _nodes(self, scope: ast.AST) -> List[ast.AST]:
+        """The nodes of one scope (nested functions and classes not entered), walked once."""
+        if id(scope) not in self._scope_nodes:
+            self._scope_nodes[id(scope)] = list(_walk_scope(scope))
+        return self._scope_nodes[id(scope)]
 
     def _bindings(self, scope: ast.AST) -> Iterator[ast.stmt]:
-        return (n for n in _walk_scope(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)))
+        return (n for n in self._nodes(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)))
 
     def _binds(self, stmt: ast.stmt, name: str) -> bool:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -263,7 +276,7 @@ class Planner:
 
     def _loop_binding(self, scope: ast.AST, name: str) -> Optional[ast.For]:
         """The `for` around the op's line whose target binds `name` (and nothing rebinds it in between)."""
-        loops = [s for s in _walk_scope(scope) if isinstance(s, ast.For) and s.body
+        loops = [s for s in self._nodes(scope) if isinstance(s, ast.For) and s.body
                  and s.body[0].lineno <= self.lineno <= s.end_lineno and self._binds(s, name)]
         if not loops:
             return None
@@ -273,7 +286,7 @@ class Planner:
         return None if rebinds else loop
 
     def _innermost_loop(self, scope: ast.AST) -> Optional[ast.stmt]:
-        loops = [s for s in _walk_scope(scope) if isinstance(s, (ast.For, ast.While))
+        loops = [s for s in self._nodes(scope) if isinstance(s, (ast.For, ast.While))
                  and s.lineno <= self.lineno <= s.end_lineno]
         return max(loops, key=lambda s: s.lineno) if loops else None
 
@@ -329,7 +342,7 @@ class Planner:
         return None if others else calls[0]
 
     def _is_factory(self, func: ast.AST) -> bool:
-        text = ast.get_source_segment(self.src, func) or ""
+        text = segment(self.src, func) or ""
         short = text.rsplit(".", 1)[-1]
         return short in _FACTORIES and self.ctx.names.lookup(text) is getattr(torch, short, None) is not None
 

@@ -94,11 +94,10 @@ def _capture(shell: Any, case: _Case) -> Tuple[Any, Dict[str, Any]]:
 def _cold() -> None:
     """Forget what an earlier card of the same cell left in grad_magic's caches: each card is timed
     as the first one of its cell."""
-    from grad_magic.fixes import python_of_cell
-    from grad_magic.render import highlight
+    from grad_magic import fixes
 
-    python_of_cell.cache_clear()
-    highlight.cache_clear()
+    for cached in (fixes.python_of_cell, fixes.cell_tree, fixes._lines_and_offsets):
+        cached.cache_clear()
 
 
 def _diagnose_and_render(record: Any, namespace: Dict[str, Any]) -> List[str]:

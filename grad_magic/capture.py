@@ -15,10 +15,12 @@ from __future__ import annotations
 import functools
 import platform
 import sys
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from types import FrameType
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import torch
 import torch.optim.optimizer as optimizer_module
@@ -28,7 +30,10 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
+from .stacks import TraceFilter
 from .tracker import OpLog, _OpTracker
+
+_TRACKER_CODE = frozenset({_OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
 
 
 @dataclass(frozen=True)
@@ -40,15 +45,30 @@ class CaptureOptions:
 
 
 class _StepWatch:
-    """Optimizer step hooks: tells whether gradients were cleared between two `step()` calls."""
+    """Optimizer step hooks: tells whether gradients were cleared between two `step()` calls.
 
-    def __init__(self, log: OpLog) -> None:
+    While a step runs, the op tracker is taken off torch's function-mode stack (when it is on top):
+    the optimizer's own updates are not the user's, and each torch call it makes would otherwise
+    pass through the tracker (an Adam step on a small model makes ~200). It goes back on when the
+    step ends, in the same thread only (the stack is per thread); a step that raises leaves it off
+    for the rest of the run, and the capture's undo finds nothing to remove.
+    """
+
+    def __init__(self, log: OpLog, tracker: Optional[TorchFunctionMode] = None) -> None:
         self._log = log
+        self._tracker = tracker
         self.steps: List[StepEvent] = []
         # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
+        # (thread, id(optimizer), whether it took the tracker off) of each step under way, innermost last
+        self._running: List[Tuple[int, int, bool]] = []
+        self.closed = False
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        self._log.paused += 1
+        popped = self._tracker is not None and _pop_function_mode(self._tracker)
+        if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
+            self._running.append((threading.get_ident(), id(optimizer), popped))
         with_grad = stale = 0
         for p in _params(optimizer):
             g = p.grad
@@ -65,13 +85,17 @@ class _StepWatch:
         if len(self.steps) < 10_000:
             self.steps.append(StepEvent(weakref.ref(optimizer), type(optimizer).__name__,
                                         self._log.user_lineno(), with_grad, stale))
-        self._log.paused += 1
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        self._log.paused = max(0, self._log.paused - 1)
-        for p in _params(optimizer):
-            if p.grad is not None:
-                self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
+        try:
+            for p in _params(optimizer):
+                if p.grad is not None:
+                    self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
+        finally:
+            self._log.paused = max(0, self._log.paused - 1)
+            if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
+                if self._running.pop()[2] and not self.closed:
+                    self._tracker.__enter__()  # NB: back on, as it was before the step
 
 
 def _params(optimizer: torch.optim.Optimizer):
@@ -83,8 +107,10 @@ class Capture:
     """Owns the state of one run: hooks on in `__enter__`, off in `__exit__`, a `RunRecord` after."""
 
     def __init__(self, options: CaptureOptions = CaptureOptions(), *, filename: Optional[str] = None,
-                 source: Optional[str] = None, namespace: Optional[Mapping[str, Any]] = None) -> None:
+                 source: Optional[str] = None, namespace: Optional[Mapping[str, Any]] = None,
+                 hidden_frames: FrozenSet[FrameType] = frozenset()) -> None:
         self.options = options
+        self._hidden_frames = hidden_frames  # NB: the caller's plumbing, left out of anomaly traces
         self._filename = filename
         self._source = source
         self._namespace = namespace
@@ -120,12 +146,15 @@ class Capture:
             undo.append(functools.partial(torch.set_anomaly_enabled, torch.is_anomaly_enabled(),
                                           torch.is_anomaly_check_nan_enabled()))
             torch.set_anomaly_enabled(True, opts.check_nan)
+            trace = TraceFilter(self._hidden_frames, _TRACKER_CODE if opts.track else frozenset())
+            undo.append(trace.uninstall)
+            trace.install()
         if opts.track:
-            self._steps = steps = _StepWatch(self._log)
-            undo.append(functools.partial(_unregister_optimizer_hooks, steps.before, steps.after))
+            tracker = _OpTracker(self._log)
+            self._steps = steps = _StepWatch(self._log, tracker)
+            undo.append(functools.partial(_unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
-            tracker = _OpTracker(self._log)
             undo.append(functools.partial(_pop_function_mode, tracker))
             tracker.__enter__()
 
@@ -197,18 +226,22 @@ class _WarningRecorder:
         self._shown(message, category, filename, lineno, file, line)
 
 
-def _unregister_optimizer_hooks(*hooks: Callable[..., None]) -> None:
+def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
     """Remove our hooks from torch's global optimizer hook tables (idempotent)."""
+    steps.closed = True  # NB: a step still under way (another thread) must not put the tracker back
+    hooks = (steps.before, steps.after)
     for table in (optimizer_module._global_optimizer_pre_hooks, optimizer_module._global_optimizer_post_hooks):
         for key in [k for k, hook in table.items() if hook in hooks]:
             table.pop(key, None)
 
 
-def _pop_function_mode(mode: TorchFunctionMode) -> None:
-    """Pop our mode off torch's function-mode stack if it is on top (idempotent)."""
+def _pop_function_mode(mode: TorchFunctionMode) -> bool:
+    """Pop our mode off torch's function-mode stack if it is on top (idempotent); whether it was."""
     stack = _get_current_function_mode_stack()
     if stack and stack[-1] is mode:
         mode.__exit__(None, None, None)
+        return True
+    return False
 
 
 def _error_site(exc: Optional[BaseException], filename: Optional[str]):

@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 
 from .capture import Capture, CaptureOptions
 from .engine import diagnose_and_remember
+from .stacks import plumbing_frames
 
 MAGIC_LINE = "%%gradcheck"
 _SHOWN = "_grad_magic_shown"  # set on an exception whose card is shown, so an outer %%gradcheck stays quiet
@@ -29,11 +30,13 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
     source = cell_text(line, body)
     filename = shell.compile.cache(source, _cell_number(shell))
-    run = Capture(options, filename=filename, source=source)
+    run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
     try:
         with run:
             module, last = _compile(shell, body, filename)
-            value = _execute(shell, module, last)
+            # NB: run here, not in a helper: one frame less between IPython and the cell
+            exec(module, shell.user_global_ns, shell.user_ns)
+            value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
     except BaseException as exc:
         run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
         _report(shell, run, options)
@@ -73,12 +76,6 @@ def _compile(shell: Any, body: str, filename: str) -> Tuple[CodeType, Optional[C
 
 def _leading_newlines(text: str) -> int:
     return text[:len(text) - len(text.lstrip())].count("\n")
-
-
-def _execute(shell: Any, module: CodeType, last: Optional[CodeType]) -> Any:
-    __tracebackhide__ = True  # noqa: F841
-    exec(module, shell.user_global_ns, shell.user_ns)
-    return eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
 
 
 def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:

@@ -127,10 +127,12 @@ def make_fix(source: str, edits: Sequence[TextEdit], description: str) -> Option
 
 # -- finding the spot: the cell's own syntax tree, numbered as the editor shows it --
 
+@lru_cache(maxsize=4)  # NB: every rule asks for the tree of the same cell (the cell, its fix)
 def cell_tree(cell: str) -> Optional[ast.Module]:
     """The cell's Python as an ast whose line numbers are the cell's (the `%%` line is line 1).
 
     None when it does not parse. IPython syntax lines are transformed first; they keep their line.
+    The tree is shared by all who ask: read it, never change it.
     """
     first, _, _ = cell.partition("\n")
     pad = "\n" if first.startswith("%%") else ""
@@ -157,7 +159,7 @@ def segment(cell: str, node: ast.AST) -> Optional[str]:
     return cell[start:end]
 
 
-@lru_cache(maxsize=8)  # NB: the rules ask for spans in the same one or two cells many times per card
+@lru_cache(maxsize=4)  # NB: the rules ask for spans in the same one or two cells many times per card
 def _lines_and_offsets(cell: str) -> Tuple[Tuple[str, ...], Tuple[int, ...]]:
     return tuple(split_lines(cell)), tuple(line_offsets(cell))
 

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+import torch.fx.traceback
 import torch.optim.optimizer as optimizer_module
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
@@ -34,6 +35,7 @@ def global_state() -> dict:
         "warning_filters": list(warnings.filters),
         "showwarning": warnings.showwarning,
         "excepthook": sys.excepthook,
+        "anomaly_trace": torch.fx.traceback.format_stack,
     }
 
 

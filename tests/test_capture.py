@@ -188,3 +188,116 @@ def test_inference_tensors_changed_in_place_run_as_without_the_magic(shell):
                         "    x.add_(1)\n    x[0] = 5\ntotal = float(x.sum())\n")
     assert result.success, result.error_in_exec
     assert shell.user_ns["total"] == 7.0
+
+
+# -- the tracker is off torch's mode stack while an optimizer steps, and back on after --
+
+def _probe(model, fail=False):
+    """An SGD whose own step pre-hook (run after the global ones) notes how many function modes are on,
+    and can make the step fail."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    opt.modes = []
+
+    def note(optimizer, args, kwargs):
+        optimizer.modes.append(torch._C._len_torch_function_stack())
+        if fail:
+            raise RuntimeError("step failed")
+
+    opt.register_step_pre_hook(note)
+    return opt
+
+
+def test_the_tracker_is_off_while_a_step_runs_and_back_after():
+    model = torch.nn.Linear(3, 1)
+    opt = _probe(model)
+    with capture(CaptureOptions(anomaly=False)) as run:
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.ones(2, 3)).sum().backward()
+            opt.step()
+            after_step = torch._C._len_torch_function_stack()
+            model.weight.data.mul_(1.0)  # NB: the user's own in-place op, right after a step
+    assert opt.modes == [0, 0] and after_step == 1
+    assert [op.name for op in run.record.inplace_ops] == ["mul_", "mul_"]
+    assert len(run.record.steps) == 2
+
+
+def test_a_subclass_step_calling_super_puts_the_tracker_back_once_at_the_end():
+    class Outer(torch.optim.SGD):
+        def step(self, closure=None):
+            out = super().step(closure)  # NB: torch runs the global hooks around both steps
+            self.after_inner = torch._C._len_torch_function_stack()
+            return out
+
+    model = torch.nn.Linear(3, 1)
+    opt = Outer(model.parameters(), lr=0.1)
+    with capture(CaptureOptions(anomaly=False)):
+        model(torch.ones(2, 3)).sum().backward()
+        opt.step()
+        assert opt.after_inner == 0 and torch._C._len_torch_function_stack() == 1
+
+
+def test_a_step_that_raises_and_is_caught_leaves_nothing_on():
+    model = torch.nn.Linear(3, 1)
+    opt = _probe(model, fail=True)
+    with capture(CaptureOptions(anomaly=False)) as run:
+        model(torch.ones(2, 3)).sum().backward()
+        with pytest.raises(RuntimeError, match="step failed"):
+            opt.step()
+        kept_going = torch.ones(1) + 1  # NB: the cell goes on; tracking is off for the rest of it
+    assert kept_going.item() == 2 and run.record.exception is None
+    assert torch._C._len_torch_function_stack() == 0
+
+
+def test_a_step_in_another_thread_puts_no_tracker_on_that_thread():
+    import threading
+
+    model = torch.nn.Linear(3, 1)
+    opt = _probe(model)
+    model(torch.ones(2, 3)).sum().backward()
+    seen = {}
+
+    def other():
+        opt.step()
+        seen["modes_after"] = torch._C._len_torch_function_stack()
+
+    with capture(CaptureOptions(anomaly=False)):
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+        assert torch._C._len_torch_function_stack() == 1
+    assert opt.modes == [0] and seen["modes_after"] == 0
+
+
+# -- anomaly mode's forward traces leave grad_magic's frames out --
+
+_TRACE_CELL = """\
+import torch
+a = torch.ones(3, requires_grad=True)
+y = a.sigmoid()
+y.mul_(2)
+y.sum().backward()
+"""
+
+
+def _forward_trace(sh, cell: str) -> list:
+    """The frames (file, function) of the 'Traceback of forward call' torch warned with; cell files as <cell>."""
+    import re
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(sh, cell)
+    text = next(str(w.message) for w in caught if "Traceback of forward call" in str(w.message))
+    frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', text)
+    return [("<cell>" if f.startswith("<ipython-input") or "ipykernel" in f else f, name) for f, name in frames]
+
+
+def test_anomaly_traces_read_as_in_a_plain_cell(shell):
+    plain = _forward_trace(shell, "import torch\nwith torch.autograd.detect_anomaly():\n" + "".join(
+        "    " + line + "\n" for line in _TRACE_CELL.splitlines()))
+    checked = _forward_trace(shell, "%%gradcheck\n" + _TRACE_CELL)
+    assert checked and not [f for f, _ in checked if "grad_magic" in f or f.endswith("interactiveshell.py") and
+                            _ == "run_cell_magic"], checked
+    assert checked == plain
+    assert torch.fx.traceback.format_stack is not None and \
+        type(torch.fx.traceback.format_stack).__module__ != "grad_magic.stacks"

@@ -1,9 +1,10 @@
 """Cell source as lines of Pygments tokens, for the HTML card's template to print (and escape).
 
-A card shows a few lines of the user's cell around the culprit, then the whole fixed cell, which is
-the user's cell again with a line or two changed. Lexing costs ~0.1 ms a line, so the cell is cut
-into its top-level statements and each is lexed on its own, through a small cache: the excerpt lexes
-only the statements it shows, and the fixed cell relexes only the statements the fix changed.
+A card shows a few lines of the user's cell around the culprit, then the fixed cell, which is the
+user's cell again with a line or two changed. Lexing costs ~0.1 ms a line, so the cell is cut into
+its top-level statements and each is lexed on its own: the excerpt lexes only the statements it
+shows, and the fixed cell takes the statements the excerpt lexed from a memo the card passes along
+(a memo per card: nothing is kept between cards).
 
 Cutting there changes no token: at the start of a top-level statement Pygments' Python lexer is in
 its root state (no string is open; after `import x` it waits for `,` or `as`, which cannot start a
@@ -16,23 +17,26 @@ import ast
 import re
 import warnings
 from functools import lru_cache
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 Token = Tuple[str, str]  # (css class, text)
 _PLAIN_MAGIC = re.compile(r"%%[\w .=-]*")  # `%%gradcheck --fast`: no quote, bracket or comment
 Line = Tuple[Token, ...]
 
 
-def highlight_lines(code: str, wanted: Optional[Iterable[int]] = None) -> List[Line]:
+def highlight_lines(code: str, wanted: Optional[Iterable[int]] = None,
+                    memo: Optional[Dict[str, Tuple[Line, ...]]] = None) -> List[Line]:
     """The cell's lines (as Pygments numbers them: at LF, with CRLF and CR made LF) as tokens.
 
     With `wanted` (1-based line numbers), only the statements holding those lines are lexed; the
-    other lines come back empty.
+    other lines come back empty. `memo` (piece -> lines) is read and filled, to share work between
+    calls on similar cells.
     """
     text = code.replace("\r\n", "\n").replace("\r", "\n")  # NB: what Pygments does before it lexes
     lines = text.split("\n")
     starts = _statement_starts(text, len(lines))
     wanted_set = None if wanted is None else set(wanted)
+    memo = {} if memo is None else memo
     out: List[Line] = []
     for first, end in zip(starts, [*starts[1:], len(lines) + 1]):  # 1-based, end exclusive
         last_piece = end > len(lines)
@@ -40,13 +44,15 @@ def highlight_lines(code: str, wanted: Optional[Iterable[int]] = None) -> List[L
             out.extend(() for _ in range(first, end))
             continue
         piece = "\n".join(lines[first - 1:end - 1]) + ("" if last_piece else "\n")
-        lexed = _lex(piece)
+        if piece not in memo:
+            memo[piece] = lex(piece)
+        lexed = memo[piece]
         out.extend(lexed if last_piece else lexed[:-1])  # NB: the piece's final "\n" opens no line of it
     return out
 
 
-@lru_cache(maxsize=512)
-def _lex(piece: str) -> Tuple[Line, ...]:
+def lex(piece: str) -> Tuple[Line, ...]:
+    """Lines of tokens of one piece of Python source, lexed whole."""
     from pygments.token import STANDARD_TYPES
 
     lines: List[List[Token]] = [[]]
@@ -108,8 +114,3 @@ def _after_blank_with_spaces(lines: List[str], n: int) -> bool:
         if line:
             return True
     return False
-
-
-def cache_clear() -> None:
-    """Forget lexed pieces (the bench measures a card from cold)."""
-    _lex.cache_clear()

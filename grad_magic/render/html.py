@@ -50,11 +50,13 @@ def _environment() -> Any:
 
 def render(d: Diagnosis) -> str:
     lines = excerpt(d)
-    source_tokens = highlight_lines(d.source, [ln.lineno for ln in lines]) if d.source else []
+    memo: dict = {}  # NB: the fixed cell shares most statements with the excerpt's
+    source_tokens = highlight_lines(d.source, [ln.lineno for ln in lines], memo) if d.source else []
     fixed_lines = len(split_lines(d.fix.source)) if d.fix else 0
     # NB: a long fixed cell is listed collapsed and without colours: the diff above shows what
     # changed, and Insert / Copy / %gradfix take the whole cell either way.
-    fixed_tokens = highlight_lines(d.fix.source) if d.fix and fixed_lines <= HIGHLIGHT_MAX_LINES else None
+    fixed_tokens = highlight_lines(d.fix.source, memo=memo) if d.fix and fixed_lines <= HIGHLIGHT_MAX_LINES \
+        else None
     return _environment().get_template("card.html.j2").render(
         d=d, say=lambda key, **params: catalog.message(key, d.language, **params),
         excerpt=[(ln, source_tokens[ln.lineno - 1] if ln.lineno <= len(source_tokens) else [])

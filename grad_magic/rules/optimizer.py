@@ -19,7 +19,7 @@ import torch
 
 from ..facts import fact_for
 from ..fixes import (assignments_to, cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix,
-                     node_span)
+                     node_span, segment)
 from ..model import ERROR, WARNING, Diagnosis, Fix, TextEdit
 from ..record import StepEvent
 from .context import RuleContext
@@ -345,13 +345,17 @@ def optimizer_not_on_model(ctx: RuleContext) -> Optional[Diagnosis]:
         return None
     for opt, step in _stepped_optimizers(ctx):
         params = _optimizer_params(opt)
-        if not params or any(ctx.names.name_for(p) is not None for p in params):
-            continue  # NB: a parameter some name still holds (a temperature `w`, another model) is no stray
+        if not params:
+            continue
         shapes = sorted(tuple(p.shape) for p in params)
         for model_name, model in called:
             own = list(model.parameters())
             if own and sorted(tuple(p.shape) for p in own) == shapes and \
                     not {id(p) for p in own} & {id(p) for p in params}:
+                # NB: last, as it indexes the namespace: a parameter some name still holds (a
+                # temperature `w`, another model) is no stray
+                if any(ctx.names.name_for(p) is not None for p in params):
+                    break
                 return _stray_diagnosis(ctx, opt, step, model_name, model, len(params))
     return None
 
@@ -394,7 +398,7 @@ def _called_modules(ctx: RuleContext) -> List[Tuple[str, torch.nn.Module]]:
     found: Dict[str, torch.nn.Module] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-            name = ast.get_source_segment(ctx.record.source, node.func) or ""
+            name = segment(ctx.record.source, node.func) or ""
             module = ctx.names.lookup(name)
             if isinstance(module, torch.nn.Module):
                 found.setdefault(name, module)

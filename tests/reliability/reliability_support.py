@@ -13,6 +13,7 @@ import warnings
 from typing import Any, Dict, List
 
 import torch
+import torch.fx.traceback
 import torch.optim.optimizer as optimizer_module
 
 # NB: namespaces whose attributes must be the same objects after a cell as before it.
@@ -22,7 +23,7 @@ PATCHABLE = {
     "torch.autograd.graph": torch.autograd.graph, "torch.nn.Module": torch.nn.Module,
     "torch.nn.Linear": torch.nn.Linear, "torch.optim.Optimizer": torch.optim.Optimizer,
     "torch.optim.SGD": torch.optim.SGD, "torch.overrides": torch.overrides, "warnings": warnings,
-    "builtins": builtins,
+    "builtins": builtins, "torch.fx.traceback": torch.fx.traceback,
 }
 _VOLATILE = {"builtins": {"_"}}  # IPython's displayhook sets builtins._ to the last result
 

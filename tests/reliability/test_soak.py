@@ -503,7 +503,7 @@ def test_each_fault_alone_leaves_no_trace(shell, kind):
 
 # -- Ctrl-C at every line of the machinery --
 
-MACHINERY = ("capture.py", "tracker.py", "cellrun.py", "magics.py", "engine.py")
+MACHINERY = ("capture.py", "tracker.py", "cellrun.py", "magics.py", "engine.py", "stacks.py")
 SWEPT_CELLS = {
     "failing": """\
         %%gradcheck
@@ -595,6 +595,7 @@ def repair(baseline: Baseline) -> None:
             del hooks[key]
     warnings.filters = baseline.attrs["warnings"]["filters"]
     warnings.showwarning = baseline.state["showwarning"]
+    torch.fx.traceback.format_stack = baseline.attrs["torch.fx.traceback"]["format_stack"]
 
 
 @pytest.mark.parametrize("which", sorted(SWEPT_CELLS))

@@ -30,10 +30,13 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
+from . import tracker as tracker_module
 from .stacks import TraceFilter
 from .tracker import OpLog, _OpTracker
 
-_TRACKER_CODE = frozenset({_OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
+_TRACKER_FUNCTION = _OpTracker.__torch_function__.__code__
+_TRACKER_CODE = frozenset({_TRACKER_FUNCTION})  # NB: its frame is in every op's stack
+_TRACKER_FILE = _TRACKER_FUNCTION.co_filename
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,9 @@ class Capture:
         # NB: each undo is listed *before* its hook goes on, and each is idempotent, so a
         # KeyboardInterrupt landing on any line here or in close() never leaves a hook behind.
         opts, undo = self.options, self._undo
+        # NB: Python shows a "default" warning once per location, and torch's warnings in tracked calls
+        # are located at the tracker's line: forget those, so each run shows them, as a plain cell does.
+        vars(tracker_module).get("__warningregistry__", {}).clear()
         recorder = _WarningRecorder(self._warnings)
         undo.append(recorder.uninstall)
         recorder.install()
@@ -221,9 +227,24 @@ class _WarningRecorder:
             warnings.showwarning = self._shown
 
     def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
+        if filename == _TRACKER_FILE:
+            filename, lineno, line = _site_of_tracked_call(filename, lineno, line)
         if len(self._sink) < 1000:
             self._sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
         self._shown(message, category, filename, lineno, file, line)
+
+
+def _site_of_tracked_call(filename: str, lineno: int, line: Optional[str]) -> Tuple[str, int, Optional[str]]:
+    """Where a warning torch raised in a call the tracker passed on belongs: Python puts it at the
+    innermost Python frame (the tracker's); the user's code that made the call is the frame under it."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code is not _TRACKER_FUNCTION:
+        frame = frame.f_back
+    while frame is not None and frame.f_code is _TRACKER_FUNCTION:  # NB: nested captures
+        frame = frame.f_back
+    if frame is None:
+        return filename, lineno, line
+    return frame.f_code.co_filename, frame.f_lineno, None  # NB: None: the line is read where it is
 
 
 def _unregister_optimizer_hooks(steps: _StepWatch) -> None:

@@ -21,6 +21,7 @@ from .record import OpEvent, TensorSnapshot
 _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
                               "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
                               "__ixor__", "__ilshift__", "__irshift__", "__imatmul__"})
+_ACCESSORS = frozenset({"__get__", "__set__"})  # a property read or written (`t.grad`, `p.grad = None`)
 MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
 
 
@@ -81,24 +82,26 @@ class _OpTracker(TorchFunctionMode):
         self._log = log
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
-        kwargs = kwargs or {}
+        # NB: the hot path (every torch call the user's code makes): nothing but the call for an op
+        # that is not in place (its name does not end in "_") and has no keyword arguments.
         try:
-            result = func(*args, **kwargs)
+            result = func(*args, **kwargs) if kwargs else func(*args)
         except Exception:
             try:
-                self._record_failure(func, args, kwargs)
+                self._record_failure(func, args, kwargs or {})
             except Exception:  # NB: watching never changes what the user's code does or raises
                 self._log.dropped += 1
             raise
         if not self._log.paused:
             try:
-                self._observe(func, args, kwargs)
+                name = getattr(func, "__name__", "")
+                if kwargs or name[-1:] == "_" and name not in _ACCESSORS:
+                    self._observe(name, args, kwargs or {})
             except Exception:  # NB: e.g. a tensor subclass whose metadata raises
                 self._log.dropped += 1
         return result
 
-    def _observe(self, func: Any, args: tuple, kwargs: dict) -> None:
-        name = getattr(func, "__name__", "")
+    def _observe(self, name: str, args: tuple, kwargs: dict) -> None:
         if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
             self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"
                                  if name == "__setitem__" else "method")

@@ -301,3 +301,16 @@ def test_anomaly_traces_read_as_in_a_plain_cell(shell):
     assert checked == plain
     assert torch.fx.traceback.format_stack is not None and \
         type(torch.fx.traceback.format_stack).__module__ != "grad_magic.stacks"
+
+
+def test_a_warning_from_a_tracked_call_is_located_at_the_users_line():
+    """Python places a warning torch raises at the innermost Python frame, the tracker's; the user reads
+    (and the rules use) the line of their own code that made the call, as without the magic."""
+    import inspect
+
+    w = torch.ones(2, requires_grad=True) * 2
+    with capture(namespace={}) as run_:
+        w.grad  # noqa: B018 -- the non-leaf .grad read warns
+        line = inspect.currentframe().f_lineno - 1
+    [warned] = [x for x in run_.record.warnings if ".grad attribute" in x.message]
+    assert (warned.filename, warned.lineno) == (__file__, line)

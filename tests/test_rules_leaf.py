@@ -99,7 +99,7 @@ def test_every_capture_records_the_warning_again():
             w.grad
             w.grad
         # NB: the tracker mode is the location Python sees, so one record per run, in every run
-        assert sum(match_non_leaf_grad(x.message) for x in run_.record.warnings) == 1
+        assert sum(match_non_leaf_grad(x.message) for x in run_.record.warnings) == 1, run_.record.warnings
 
 
 # -- through the shell --

@@ -158,3 +158,18 @@ def test_every_optimizer_message_has_chinese_text():
     for key in keys:
         if key != "optimizer.zero.joiner":
             assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key
+
+
+def test_a_healthy_training_cell_does_not_index_the_namespace(shell, monkeypatch):
+    """Naming objects indexes every name of the namespace (~1 ms per 1,000); a healthy training cell,
+    which shows no card, must not pay it in a large notebook."""
+    from grad_magic.names import NameIndex
+
+    indexed = []
+    real = NameIndex._index
+    monkeypatch.setattr(NameIndex, "_index", lambda self: indexed.append(1) or real(self))
+    shell.user_ns.update({f"obj_{i}": torch.zeros(1) for i in range(2_000)})
+    run_loop(shell, "    opt.zero_grad()\n    ((model(x) - y) ** 2).mean().backward()\n    opt.step()\n")
+    assert kinds() == [] and indexed == []
+    run_loop(shell, "    ((model(x) - y) ** 2).mean().backward()\n    opt.step()\n")  # NB: the control: stale
+    assert kinds() == [KIND] and indexed

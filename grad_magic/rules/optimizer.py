@@ -44,15 +44,17 @@ class _Optimizer:
 
 def stale_optimizers(ctx: RuleContext) -> List[_Optimizer]:
     """Optimizers with at least one step on stale gradients, in the order they first stepped."""
-    by_id: Dict[Any, _Optimizer] = {}
+    by_id: Dict[Any, Tuple[Any, _Optimizer]] = {}
     for step in ctx.record.steps:
         opt = step.optimizer() if step.optimizer is not None else None
         key = id(opt) if opt is not None else (step.optimizer_class, step.lineno)
         if key not in by_id:
-            by_id[key] = _Optimizer(ctx.names.name_for(opt) if opt is not None else None,
-                                    step.optimizer_class)
-        by_id[key].steps.append(step)
-    return [o for o in by_id.values() if o.stale]
+            by_id[key] = (opt, _Optimizer(None, step.optimizer_class))
+        by_id[key][1].steps.append(step)
+    found = [(opt, o) for opt, o in by_id.values() if o.stale]
+    for opt, o in found:  # NB: named only when stale: naming indexes the whole namespace
+        o.name = ctx.names.name_for(opt) if opt is not None else None
+    return [o for _, o in found]
 
 
 @rule(KIND, severity=WARNING, matches=(

@@ -291,8 +291,9 @@ def non_leaf_grad(ctx: RuleContext) -> Optional[Diagnosis]:
         return None
     tree = cell_tree(ctx.record.source)
     here = {w.lineno for w in warned if w.filename == ctx.record.filename}
-    reads = _grad_reads(tree) if tree is not None else []
-    reads = [r for r in reads if r[1] in here] or reads if here else reads
+    # NB: warned lines first, but every read: Python shows a warning once per location, and torch's are
+    # all located at the tracker's line, so a second non-leaf read in the run is not warned about again
+    reads = sorted(_grad_reads(tree) if tree is not None else [], key=lambda r: r[1] not in here)
     found = [(name, line, obj) for name, line in reads for obj in [ctx.names.lookup(name)]
              if isinstance(obj, torch.Tensor) and grad_fn_name(obj)]
     if not found:

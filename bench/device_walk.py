@@ -3,6 +3,8 @@ model with gradients and its Adam optimizer), sizes interleaved round by round.
 
 - `magic_ms` (the figure): `%grad_device` as a line magic -> the DeviceReport (the walk and the report).
 - `cell_ms`: the cell `%grad_device` as the user runs it, also rendering the report it displays.
+A full collection runs (untimed) before each timed call: all three namespaces stay alive for the whole
+run, and a collection their garbage makes due would otherwise land in whichever size comes next.
 Each namespace mixes the shapes a notebook has: half the tensors as top-level names, a quarter in a
 list, a quarter in a dict of dicts, every 10th name a view of another; plus `model`, an nn.Sequential of
 100 Linear layers (200 parameters) with gradients, and its Adam optimizer after one step.
@@ -10,6 +12,7 @@ list, a quarter in a dict of dicts, every 10th name a view of another; plus `mod
 """
 from __future__ import annotations
 
+import gc
 from typing import Any, Dict, List
 
 import torch
@@ -65,6 +68,7 @@ def measure(shell: Any, quick: bool, repeats: int) -> Dict[str, Any]:
         for _ in range(repeats):
             for n in sizes:  # NB: interleaved: 1k 10k 100k, 1k 10k 100k, ...
                 _swap_in(shell, base, spaces[n])
+                gc.collect()  # NB: not timed: the garbage the last size's report left is the bench's own
                 wall, cpu = timed_cpu(lambda: shell.run_line_magic("grad_device", ""))
                 magic[n].append(1000 * wall)
                 magic_cpu[n].append(1000 * cpu)

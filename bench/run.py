@@ -68,13 +68,13 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes and few rounds (CI smoke run)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"), metavar="DIR",
                         help="where latest.json and latest.md go (default bench/results)")
-    parser.add_argument("--repeats", type=int, default=None, help="rounds per section (default 7; quick 3)")
+    parser.add_argument("--repeats", type=int, default=None, help="rounds per section (default 11; quick 3)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: on a busy 2-core machine two threads "
                              "spin-wait for each other and the figures drift)")
     parser.add_argument("--label", help="what is measured, for the table (default: this checkout's commit)")
     args = parser.parse_args(argv)
-    repeats = args.repeats or (3 if args.quick else 7)
+    repeats = args.repeats or (3 if args.quick else 11)
     if not args.quick:
         repeats = max(5, repeats)
     torch.set_num_threads(args.threads)  # NB: fixed, so runs on machines with more cores compare

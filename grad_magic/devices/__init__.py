@@ -40,7 +40,8 @@ def build_report(namespace: Mapping[str, object], options: DeviceOptions = Devic
         history_only = walk.phase(history, keep=options.include_private)
         if options.include_private:
             rows += private_only + history_only
-        shown = [found for found in rows if _device_matches(found[0].device, options.device)]
+        shown = rows if options.device is None else \
+            [found for found in rows if _device_matches(found[0].device, options.device)]
         warnings = walk.warnings(rows) + _kept_by_history(history_only, KEPT_BY_HISTORY_DEVICES)
         return DeviceReport(rows=tuple(_sorted([found[0] for found in shown], options.sort)),
                             totals=_totals(shown), warnings=tuple(warnings), skipped=walk.skipped_list(),

@@ -155,7 +155,10 @@ def segment(cell: str, node: ast.AST) -> Optional[str]:
     """The cell text of an ast node: `ast.get_source_segment`, without splitting the cell on each call."""
     if getattr(node, "end_lineno", None) is None or getattr(node, "end_col_offset", None) is None:
         return None
-    start, end = node_span(cell, node)
+    try:
+        start, end = node_span(cell, node)
+    except IndexError:  # NB: a node of another text
+        return None
     return cell[start:end]
 
 

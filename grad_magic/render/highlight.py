@@ -13,11 +13,10 @@ statement) and the token before it is the previous line's newline, so lexing the
 """
 from __future__ import annotations
 
-import ast
 import re
 import warnings
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 Token = Tuple[str, str]  # (css class, text)
 _PLAIN_MAGIC = re.compile(r"%%[\w .=-]*")  # `%%gradcheck --fast`: no quote, bracket or comment
@@ -81,7 +80,7 @@ def _statement_starts(text: str, line_count: int) -> List[int]:
     """1-based lines where a top-level statement of the cell begins, always with line 1: where the
     cell can be cut. Just [1] (lex it whole) when the cell is no Python or has IPython syntax in it
     (Pygments lexes `!echo '''` as an open string where IPython runs a command)."""
-    from ..fixes import _plain_python, python_of_cell
+    from ..fixes import _plain_python, cell_tree, python_of_cell
 
     shift = 1 if text.startswith("%%") else 0  # NB: python_of_cell drops a cell magic's line
     magic, _, rest = text.partition("\n")
@@ -93,14 +92,16 @@ def _statement_starts(text: str, line_count: int) -> List[int]:
             return [1]
         with warnings.catch_warnings():  # NB: the user saw the cell's own SyntaxWarnings already
             warnings.simplefilter("ignore")
-            body: Sequence[ast.stmt] = ast.parse(python).body
+            tree = cell_tree(text)  # NB: the rules' parse of the same cell, numbered as the cell
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [1]
+    if tree is None:
+        return [1]
     starts = {1}
-    for stmt in body[1:] if shift else body:  # NB: the magic line and the first statement are one piece
+    for stmt in tree.body[1:] if shift else tree.body:  # NB: the magic line and the first statement: one piece
         if stmt.col_offset == 0:  # NB: not a statement after `;` on a line that continues another
             decorators = getattr(stmt, "decorator_list", ())
-            starts.add(min([stmt.lineno, *(d.lineno for d in decorators)]) + shift)
+            starts.add(min([stmt.lineno, *(d.lineno for d in decorators)]))
     lines = text.split("\n")
     return sorted(n for n in starts if n <= line_count and not _after_blank_with_spaces(lines, n))
 

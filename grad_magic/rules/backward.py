@@ -18,7 +18,7 @@ import torch
 
 from ..facts import dtype_name, fact_for, shape_text
 from ..fixes import (assignments_to, cell_tree, enclosing_statement, indent_of, insert_line_before,
-                     line_offsets, make_fix, node_span, split_lines)
+                     line_offsets, make_fix, node_span, split_lines, segment)
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from .context import RuleContext, dotted_names
 from .registry import rule
@@ -73,7 +73,7 @@ class Site:
         return Site(tree, stmt, call, receiver, method)
 
     def text(self, ctx: RuleContext, node: Optional[ast.AST]) -> str:
-        return " ".join((ast.get_source_segment(ctx.record.source, node) or "").split()) if node else ""
+        return " ".join((segment(ctx.record.source, node) or "").split()) if node else ""
 
 
 def _calls(node: ast.AST) -> Iterator[ast.Call]:

@@ -8,7 +8,7 @@ import io
 import keyword
 import tokenize
 from functools import cached_property
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import catalog, state
 from ..facts import fact_for
@@ -23,6 +23,14 @@ class RuleContext:
         self.record = record
         self.namespace = namespace
         self.language = language or state.language()
+        self._memo: Dict[Any, Any] = {}
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per diagnosis for `key`: for work several rules (or one rule twice) ask for,
+        like a scan of every name of the namespace."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # -- the error --
     @property

@@ -16,7 +16,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 import torch
 
 from ..facts import fact_for, shape_text
-from ..fixes import cell_tree, enclosing_statement, make_fix, node_span
+from ..fixes import cell_tree, enclosing_statement, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -116,7 +116,7 @@ def conversions(ctx: RuleContext, exprs: Sequence[ast.expr], on_line: bool) -> L
     found: List[Conversion] = []
     for call in sorted((n for e in exprs for n in ast.walk(e) if isinstance(n, ast.Call)),
                        key=lambda n: (n.lineno, n.col_offset)):
-        func = ast.get_source_segment(src, call.func) or ""
+        func = segment(src, call.func) or ""
         if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy":
             if not any(k.arg == "force" for k in call.keywords):
                 found.append(_conversion(ctx, call.func.value, "numpy()"))
@@ -132,7 +132,7 @@ def conversions(ctx: RuleContext, exprs: Sequence[ast.expr], on_line: bool) -> L
 
 def _conversion(ctx: RuleContext, node: ast.expr, call: str) -> Conversion:
     value = lookup(ctx, node)
-    text = " ".join((ast.get_source_segment(ctx.record.source, node) or "").split())
+    text = " ".join((segment(ctx.record.source, node) or "").split())
     return Conversion(node, text, call, value if isinstance(value, torch.Tensor) else None)
 
 
@@ -276,7 +276,7 @@ def bool_sites(ctx: RuleContext, stmt: Optional[ast.stmt], exprs: Sequence[ast.e
     sites: List[BoolSite] = []
     for test, kind in tests:
         for node in _truth_operands(test):
-            text = " ".join((ast.get_source_segment(ctx.record.source, node) or "").split())
+            text = " ".join((segment(ctx.record.source, node) or "").split())
             sites.append(BoolSite(node, text, kind, _shape(ctx, node)))
     return sites
 
@@ -400,7 +400,7 @@ def _bool_fix(ctx: RuleContext, site: BoolSite) -> Tuple[Optional[Fix], str]:
     if site.statement == "assert" and isinstance(op, ast.Eq) and isinstance(left, torch.Tensor) and \
             isinstance(right, torch.Tensor) and left.shape == right.shape and ctx.names.lookup("torch") is torch:
         start, end = node_span(src, node)
-        a, b = (ast.get_source_segment(src, n) for n in (node.left, node.comparators[0]))
+        a, b = (segment(src, n) for n in (node.left, node.comparators[0]))
         edits = [TextEdit(start, end, f"torch.equal({a}, {b})")]
         key, how = "conversions.bool.fix_equal", "conversions.bool.why_equal"
     else:

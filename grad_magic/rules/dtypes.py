@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..facts import dtype_name, fact_for
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span
+from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -96,7 +96,7 @@ class LossCall:
 
 
 def _segment(ctx: RuleContext, node: Optional[ast.AST]) -> str:
-    return (ast.get_source_segment(ctx.record.source, node) or "") if node is not None else ""
+    return (segment(ctx.record.source, node) or "") if node is not None else ""
 
 
 def find_loss_call(ctx: RuleContext, stmt: ast.stmt) -> Optional[LossCall]:

@@ -19,7 +19,7 @@ import torch
 
 from ..facts import dtype_name, shape_text, tensor_fact
 from ..fixes import (apply_edits, assignments_to, cell_tree, enclosing_statement, indent_of,
-                     insert_line_before, make_fix, node_span)
+                     insert_line_before, make_fix, node_span, segment)
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from ..names import attribute_without_code
 from ..record import OpEvent, StepEvent, TensorSnapshot
@@ -104,7 +104,9 @@ def _live(ref: Any) -> Optional[torch.Tensor]:
 
 def _saved_candidates(ctx: RuleContext, err: SavedTensorError) -> List[torch.Tensor]:
     """Named tensors that fit the message: its shape, and its version now."""
-    return [obj for _, obj in ctx.names.objects() if _shape_and_version(obj) == (err.shape, err.version)]
+    wanted = (err.shape, err.version)
+    return ctx.memo(("saved-candidates", wanted), lambda: [
+        obj for _, obj in ctx.names.objects() if _shape_and_version(obj) == wanted])
 
 
 def _shape_and_version(obj: Any) -> Optional[Tuple[Tuple[int, ...], int]]:
@@ -428,7 +430,7 @@ class InPlaceSpot:
         if guard is not None:  # a rebind under no_grad would drop the graph: copy before the block
             return self._clone_before(ctx, guard)
         if self.form == "augassign" and isinstance(self.node.target, (ast.Name, ast.Attribute)):
-            value = ast.get_source_segment(src, self.node.value) or ""
+            value = segment(src, self.node.value) or ""
             if not isinstance(self.node.value, _ATOMS):
                 value = f"({value})"
             text = f"{self.target} = {self.target} {_AUG[type(self.node.op)][1]} {value}"
@@ -482,7 +484,7 @@ def _plain(src: str, node: Optional[ast.AST]) -> Optional[str]:
     inner = node
     while isinstance(inner, ast.Attribute):
         inner = inner.value
-    return ast.get_source_segment(src, node) if isinstance(inner, ast.Name) else None
+    return segment(src, node) if isinstance(inner, ast.Name) else None
 
 
 def _calls(stmt: ast.AST) -> Iterator[ast.Call]:
@@ -495,7 +497,7 @@ def _call_spot(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, name: str) ->
     if len(calls) != 1:
         return None
     call, src = calls[0], ctx.record.source
-    owner = ctx.names.lookup(ast.get_source_segment(src, call.func.value) or "")
+    owner = ctx.names.lookup(segment(src, call.func.value) or "")
     if isinstance(owner, types.ModuleType) and owner.__name__.startswith("torch"):
         twin = name[:-1] if callable(getattr(owner, name[:-1], None)) else None
         target = _plain(src, call.args[0]) if call.args else None

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import torch
 
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span
+from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -109,7 +109,7 @@ class LoadCall:
             return None
         src = ctx.record.source
         calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)
-                 and ctx.names.lookup(ast.get_source_segment(src, n.func) or "") is torch.load]
+                 and ctx.names.lookup(segment(src, n.func) or "") is torch.load]
         if len(calls) != 1:
             return None
         call = calls[0]
@@ -117,11 +117,11 @@ class LoadCall:
                     call.args[1] if len(call.args) > 1 else None)
         first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "f"), None)
         path = first.id if isinstance(first, ast.Name) else None
-        text = " ".join((ast.get_source_segment(src, call) or "torch.load(...)").split())
-        strings = [ast.get_source_segment(src, n) or "" for n in ast.walk(call)
+        text = " ".join((segment(src, call) or "torch.load(...)").split())
+        strings = [segment(src, n) or "" for n in ast.walk(call)
                    if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         quote = "'" if strings and strings[0].lstrip("rbuRBU")[:1] == "'" else '"'
-        return LoadCall(call, text, node, ast.get_source_segment(src, node) or "" if node else "", path, quote)
+        return LoadCall(call, text, node, segment(src, node) or "" if node else "", path, quote)
 
     def fix(self, ctx: RuleContext, where_to: str, err: LoadError) -> tuple:
         """(Fix or None, the catalog key saying why there is none)."""

@@ -15,7 +15,7 @@ import torch
 
 from ..devices import DeviceOptions, TensorRow, build_report, human_bytes
 from ..facts import shape_text
-from ..fixes import cell_tree, make_fix, node_span
+from ..fixes import cell_tree, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -140,7 +140,7 @@ class RunningTotal:
             value = ctx.names.lookup(node.target.id)
             if not _graph_scalar(value):
                 continue
-            text = ast.get_source_segment(ctx.record.source, node.value) or ""
+            text = segment(ctx.record.source, node.value) or ""
             found.append(RunningTotal(node.target.id, node.value, text, node.lineno,
                                       type(value.grad_fn).__name__))
         return found[0] if len(found) == 1 else None

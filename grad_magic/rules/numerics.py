@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span
+from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -112,7 +112,7 @@ def _fix(ctx: RuleContext, err: NanError, lineno: int) -> Tuple[Optional[Fix], O
             return None, None
         method = _is_method_of(calls[0], op)
         arg = calls[0].func.value if method else calls[0].args[0]
-        text = ast.get_source_segment(src, arg) or ""
+        text = segment(src, arg) or ""
         start, end = node_span(src, arg)
         atom = isinstance(arg, _ATOMS[:4])
         if op == "sqrt":
@@ -130,7 +130,7 @@ def _fix(ctx: RuleContext, err: NanError, lineno: int) -> Tuple[Optional[Fix], O
         if len(divs) != 1:
             return None, None
         arg = divs[0].right
-        text = ast.get_source_segment(src, arg) or ""
+        text = segment(src, arg) or ""
         start, end = node_span(src, arg)
         inner = text if _plain_sum_ok(arg) else f"({text})"
         parenthesised = src[start - 1:start] == "(" and src[end:end + 1] == ")"

@@ -160,7 +160,7 @@ def _step_receiver(source: str, stmt: Optional[ast.stmt]) -> Optional[str]:
     inner = call.func.value
     while isinstance(inner, ast.Attribute):
         inner = inner.value
-    return ast.get_source_segment(source, call.func.value) if isinstance(inner, ast.Name) else None
+    return segment(source, call.func.value) if isinstance(inner, ast.Name) else None
 
 
 def _path_to(tree: ast.Module, target: ast.stmt) -> Optional[List[Tuple[List[ast.stmt], int]]]:
@@ -217,7 +217,7 @@ def empty_parameter_list(ctx: RuleContext) -> Optional[Diagnosis]:
         why, fix, names = [ctx.say(cause.key, **cause.params)], cause.fix, cause.names
         if fix is None:
             why.append(ctx.say(cause.no_fix_key, **cause.params))
-    call = " ".join((ast.get_source_segment(ctx.record.source, arg) or "").split()) if arg is not None else ""
+    call = " ".join((segment(ctx.record.source, arg) or "").split()) if arg is not None else ""
     what = ctx.say("optimizer.empty.what", arg=call, lineno=lineno) if call else \
         ctx.say("optimizer.empty.what_unknown", lineno=lineno or "?")
     return ctx.diagnosis(
@@ -245,7 +245,7 @@ def _params_argument(ctx: RuleContext, tree: ast.Module, lineno: int) -> Optiona
     found = []
     for node in ast.walk(stmt):
         if isinstance(node, ast.Call) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
-            func = ctx.names.lookup(ast.get_source_segment(ctx.record.source, node.func) or "")
+            func = ctx.names.lookup(segment(ctx.record.source, node.func) or "")
             if isinstance(func, type) and issubclass(func, torch.optim.Optimizer):
                 arg = node.args[0] if node.args else next(
                     (k.value for k in node.keywords if k.arg == "params"), None)
@@ -258,7 +258,7 @@ def _empty_cause(ctx: RuleContext, tree: ast.Module, arg: ast.expr) -> Optional[
     src = ctx.record.source
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "parameters" \
             and not arg.args and not arg.keywords:
-        owner = ast.get_source_segment(src, arg.func.value) or ""
+        owner = segment(src, arg.func.value) or ""
         module = ctx.names.lookup(owner)
         return _module_without_parameters(ctx, tree, owner, module) if isinstance(module, torch.nn.Module) \
             else None
@@ -280,7 +280,7 @@ def _module_without_parameters(ctx: RuleContext, tree: ast.Module, owner: str,
     where = _self_assignment(tree, cls, attr)
     fix = None
     if where is not None:
-        text = ast.get_source_segment(ctx.record.source, where) or ""
+        text = segment(ctx.record.source, where) or ""
         start, end = node_span(ctx.record.source, where)
         nn = "nn" if ctx.names.lookup("nn") is torch.nn else "torch.nn"
         new = f"{nn}.{wrapper}({text})"
@@ -322,7 +322,7 @@ def _used_up_generator(ctx: RuleContext, tree: ast.Module, name: str) -> _EmptyC
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
                 value.func.attr in ("parameters", "named_parameters"):
             start, end = node_span(ctx.record.source, value)
-            text = ast.get_source_segment(ctx.record.source, value) or ""
+            text = segment(ctx.record.source, value) or ""
             fix = make_fix(ctx.record.source, [TextEdit(start, start, "list("), TextEdit(end, end, ")")],
                            ctx.say("optimizer.empty.fix_list", new=f"list({text})", lineno=lineno))
     return _EmptyCause("optimizer.empty.why_generator", "optimizer.empty.why_generator_fix", params, [name],

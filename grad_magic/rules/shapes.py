@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import torch
 
 from ..facts import shape_text, tensor_fact
-from ..fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix, node_span
+from ..fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from ..record import OpEvent, TensorSnapshot
 from .context import RuleContext
@@ -72,7 +72,7 @@ def fold(node: Optional[ast.AST]) -> Optional[int]:
 
 
 def text_of(ctx: RuleContext, node: ast.AST) -> str:
-    return " ".join((ast.get_source_segment(ctx.record.source, node) or "").split())
+    return " ".join((segment(ctx.record.source, node) or "").split())
 
 
 def argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.AST]:

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import torch
 
 from ..fixes import (cell_tree, indent_of, insert_line_before, line_offsets, make_fix, node_span,
-                     split_lines)
+                     split_lines, segment)
 from ..model import WARNING, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule
@@ -67,7 +67,7 @@ def graph_kept_alive(ctx: RuleContext) -> Optional[Diagnosis]:
         title=ctx.say("training.graph.title", name=first.name),
         summary=ctx.say(f"training.graph.summary_{kind}", name=first.name, lineno=first.stmt.lineno,
                         count=len(value) if isinstance(value, list) else 0,
-                        operand=ast.get_source_segment(src, first.operand) or "?"),
+                        operand=segment(src, first.operand) or "?"),
         what=ctx.say(f"training.graph.what_{kind}", name=first.name, loop=first.loop.lineno,
                      grad_fn=_grad_fn_name(value)),
         why=sep.join(why), where=ctx.where(first.stmt.lineno),
@@ -485,8 +485,8 @@ def requires_grad_hacks(src: str, tree: ast.Module) -> List[TextEdit]:
 
 
 def _alone_on_line(src: str, node: ast.stmt) -> bool:
-    rest = split_lines(src)[node.lineno - 1].strip()[len(ast.get_source_segment(src, node) or "\0"):]
-    return split_lines(src)[node.lineno - 1].strip().startswith(ast.get_source_segment(src, node) or "\0") \
+    rest = split_lines(src)[node.lineno - 1].strip()[len(segment(src, node) or "\0"):]
+    return split_lines(src)[node.lineno - 1].strip().startswith(segment(src, node) or "\0") \
         and (not rest.strip() or rest.strip().startswith("#"))
 
 

@@ -30,6 +30,7 @@ class NameIndex:
         self._objects: Optional[Dict[str, Any]] = None
         self._first: Dict[int, str] = {}  # id(object) -> its first name
         self._more: Dict[int, List[str]] = {}  # id(object) -> its other names, for the few that have some
+        self._scans = 0
 
     def _top(self, name: str) -> Any:
         if not _is_user_name(name):
@@ -80,9 +81,42 @@ class NameIndex:
             self._add_registries(name, value)
 
     def names_for(self, obj: Any) -> List[str]:
+        if self._objects is None and self._scans < 2:  # NB: a name or two is found faster without the index
+            self._scans += 1
+            found = self._scan(obj)
+            if found is not None:
+                return found
         self._index()
         first = self._first.get(id(obj))
         return [first, *self._more.get(id(obj), ())] if first is not None else []
+
+    def _scan(self, obj: Any) -> Optional[List[str]]:
+        """`names_for(obj)` by one pass over the namespaces, storing nothing: the index's names in the
+        index's order. None when the index's limit could have cut it short (the index then decides)."""
+        if not _plain_class(obj):
+            return []
+        names: List[str] = []
+        taken: set = set()  # NB: names an earlier namespace has (the first namespace wins)
+        count, module = 0, torch.nn.Module
+        try:
+            for i, ns in enumerate(self._namespaces):
+                for name, value in ns.items():  # NB: no copy; a namespace changed meanwhile: the index decides
+                    if not isinstance(name, str) or name[:1] == "_" or name in _IPYTHON_NAMES or name in taken:
+                        continue
+                    count += 1
+                    if value is obj:
+                        names.append(name)
+                    elif issubclass(type(value), module):
+                        for registry in ("_parameters", "_buffers"):
+                            for dotted, item in _registry_items(name, value, registry, set()):
+                                count += 1
+                                if item is obj:
+                                    names.append(dotted)
+                if i + 1 < len(self._namespaces):
+                    taken.update(ns)
+        except RuntimeError:  # "dictionary changed size during iteration" (another thread)
+            return None
+        return names if count < self._limit // 2 else None
 
     def name_for(self, obj: Any) -> Optional[str]:
         names = self.names_for(obj)

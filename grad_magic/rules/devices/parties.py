@@ -44,6 +44,7 @@ def failed_op(ctx: RuleContext) -> Optional[OpEvent]:
 
 
 def parties_of(ctx: RuleContext, event: Optional[OpEvent]) -> List[Party]:
+    ctx.names.objects()  # NB: the device rule reads every name later (device_variable): index now, not scan per party
     found: Dict[int, Party] = {}
     for t in event.targets if event is not None else ():
         if t.ident not in found:

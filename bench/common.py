@@ -1,7 +1,7 @@
 """Shared by the bench sections: the IPython shell they drive, the clock, and the summary of repeats.
 
 A measurement, not a test: nothing here asserts. Every figure is taken in this one process, with the
-variants interleaved round by round (A B C D, A B C D, ...), so drift of the machine hits them alike.
+variants interleaved round by round (A B C D, D C B A, ...), so drift of the machine hits them alike.
 """
 from __future__ import annotations
 

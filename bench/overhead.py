@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 from common import check_ran, log, ratio_summary, run_cell, summary, timed_cpu
 
 VARIANTS = ("plain", "detect_anomaly", "gradcheck", "gradcheck_fast")
+ORDER = ("plain", "gradcheck_fast", "detect_anomaly", "gradcheck")  # each ratio's pair adjacent
 
 # NB: sizes chosen so that the plain loop takes ~0.2-0.5 s on an idle 2-core CPU with 1 torch thread.
 FULL = {"mlp": {"steps": 100, "width": 256, "batch": 64},
@@ -107,8 +108,11 @@ def measure_workload(shell: Any, workload: str, sizes: Dict[str, int], device: s
         check_ran(run_cell(shell, cell), f"{workload} {name}")
     times: Dict[str, List[float]] = {v: [] for v in VARIANTS}
     cpu: Dict[str, List[float]] = {v: [] for v in VARIANTS}
-    for _ in range(repeats):
-        for name in VARIANTS:  # NB: interleaved: A B C D, A B C D, ...
+    for round_ in range(repeats):
+        # NB: interleaved, each ratio's two variants side by side, the order reversed every other round
+        # (plain fast anomaly gradcheck, gradcheck anomaly fast plain, ...): this machine's speed drifts
+        # within seconds, and a drift then hits both sides of a ratio alike.
+        for name in ORDER if round_ % 2 == 0 else ORDER[::-1]:
             wall, used = timed_cpu(lambda: run_cell(shell, variants[name]))
             times[name].append(wall)
             cpu[name].append(used)

@@ -5,7 +5,7 @@
     .venv/bin/python bench/run.py --out DIR       # write DIR/latest.json and DIR/latest.md
 
 Everything runs through IPython's own InteractiveShell with `%load_ext grad_magic`, so the cost measured
-is the user's. Within each section the variants are interleaved round by round (A B C D, A B C D, ...);
+is the user's. Within each section the variants are interleaved round by round (A B C D, D C B A, ...);
 each figure is the median of the rounds, with their min-max. When CUDA is available the three training
 workloads also run on cuda:0 and get a table of their own (that path is not exercised on CPU machines).
 A measurement, not a test: nothing here asserts a target; the table says met / missed.

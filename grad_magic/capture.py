@@ -106,6 +106,48 @@ def _params(optimizer: torch.optim.Optimizer):
         yield from group["params"]
 
 
+def _module_params(module: torch.nn.Module):
+    return module.parameters()
+
+
+class _ZeroGradWatch:
+    """`zero_grad` of torch's Optimizer and Module, wrapped while a capture runs (then put back).
+
+    `zero_grad()` reads and writes every parameter's .grad; with the tracker on, each of those passes
+    through it (two per parameter, plus the profiler's bookkeeping): a tenth of a small training step.
+    The wrapper takes the tracker off for the call (as `_StepWatch` does for a step) and marks the
+    gradients it leaves as changed by the user -- what the tracker would have seen (`zero_()` when
+    `set_to_none=False`), which tells the step watch that the gradients were cleared. A subclass's
+    own `zero_grad` that does not call this one runs tracked, as before.
+    """
+
+    def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: TorchFunctionMode,
+                 steps: _StepWatch) -> None:
+        self._owner, self._original = owner, owner.__dict__["zero_grad"]
+        watch_params, touched, original = params, log.touched, self._original
+
+        @functools.wraps(original)
+        def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            popped = _pop_function_mode(tracker)
+            try:
+                return original(obj, *args, **kwargs)
+            finally:
+                try:
+                    touched.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
+                finally:
+                    if popped and not steps.closed:
+                        tracker.__enter__()  # NB: back on, as it was before the call
+
+        self._wrapper = zero_grad
+
+    def install(self) -> None:
+        self._owner.zero_grad = self._wrapper
+
+    def uninstall(self) -> None:
+        if self._owner.__dict__.get("zero_grad") is self._wrapper:  # NB: idempotent
+            self._owner.zero_grad = self._original
+
+
 class Capture:
     """Owns the state of one run: hooks on in `__enter__`, off in `__exit__`, a `RunRecord` after."""
 
@@ -161,6 +203,10 @@ class Capture:
             undo.append(functools.partial(_unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
+            for owner, params in ((torch.optim.Optimizer, _params), (torch.nn.Module, _module_params)):
+                cleared = _ZeroGradWatch(owner, params, self._log, tracker, steps)
+                undo.append(cleared.uninstall)
+                cleared.install()
             undo.append(functools.partial(_pop_function_mode, tracker))
             tracker.__enter__()
 

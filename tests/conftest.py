@@ -36,6 +36,7 @@ def global_state() -> dict:
         "showwarning": warnings.showwarning,
         "excepthook": sys.excepthook,
         "anomaly_trace": torch.fx.traceback.format_stack,
+        "zero_grad": (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad),
     }
 
 

@@ -144,9 +144,13 @@ def _grad_none(opt, model, i):
         p.grad = None
 
 
+def _model_zero_grad_keep_tensors(opt, model, i):
+    model.zero_grad(set_to_none=False)
+
+
 @pytest.mark.parametrize("clear, stale", [
     (_never, [0, 2, 2, 2]), (_zero_grad, [0, 0, 0, 0]), (_zero_grad_keep_tensors, [0, 0, 0, 0]),
-    (_grad_none, [0, 0, 0, 0])])
+    (_model_zero_grad_keep_tensors, [0, 0, 0, 0]), (_grad_none, [0, 0, 0, 0])])
 def test_optimizer_steps_record_gradients_left_from_the_last_step(clear, stale):
     run = _train(4, clear)
     assert [s.stale_params for s in run.record.steps] == stale
@@ -314,3 +318,17 @@ def test_a_warning_from_a_tracked_call_is_located_at_the_users_line():
         line = inspect.currentframe().f_lineno - 1
     [warned] = [x for x in run_.record.warnings if ".grad attribute" in x.message]
     assert (warned.filename, warned.lineno) == (__file__, line)
+
+
+def test_the_tracker_is_off_while_zero_grad_runs_and_back_after():
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    real = torch.optim.Optimizer.zero_grad
+    with capture(CaptureOptions(anomaly=False)) as run:
+        wrapped = torch.optim.Optimizer.zero_grad
+        model(torch.ones(2, 3)).sum().backward()
+        opt.zero_grad(set_to_none=False)  # NB: zero_() on each .grad: not recorded as the user's op
+        after = torch._C._len_torch_function_stack()
+        model.weight.data.mul_(1.0)
+    assert wrapped is not real and torch.optim.Optimizer.zero_grad is real
+    assert after == 1 and [op.name for op in run.record.inplace_ops] == ["mul_"]

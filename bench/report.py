@@ -49,8 +49,8 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, Any]]:
         growth = sizes[-1]["us_per_row"] / sizes[-2]["us_per_row"]
         rows.append(_row("%grad_device", "linear growth: us/row at the largest / at the next size",
                          {"median": growth, "min": growth, "max": growth}, LINEAR_SLACK, "x"))
-    rows.append(_row("load", "%load_ext grad_magic after import torch (CPU time, subprocess - baseline)",
-                     results["load"]["load_ext_ms"], LOAD_TARGET_MS, "ms",
+    rows.append(_row("load", "%load_ext grad_magic after import torch and IPython (the call, in a fresh process)",
+                     results["load"]["in_process_wall_ms"], LOAD_TARGET_MS, "ms",
                      results["load"]["in_process_cpu_ms"]))
     return rows
 

@@ -52,14 +52,18 @@ class TraceFilter:
 
 
 def plumbing_frames(frame: FrameType) -> FrozenSet[FrameType]:
-    """`frame` (the cell runner's) and the frames out to the `<module>` frame that called the magic:
-    what stands between IPython running a cell and the `%%gradcheck` body. Just `frame` when no
-    `<module>` frame is out there (the magic called from other code)."""
+    """`frame` (the cell runner's) and the frames out to IPython's `run_cell_magic` and the cell code that
+    called it (`<module>`; IPython 7.34 names it `<cell line: 0>`): what stands between IPython running
+    a cell and the `%%gradcheck` body. Just `frame` when no `run_cell_magic` is near (the magic called
+    from other code)."""
     found: List[FrameType] = []
     at: Optional[FrameType] = frame
-    while at is not None:
+    while at is not None and len(found) < 16:
         found.append(at)
-        if at.f_code.co_name == "<module>":
+        if at.f_code.co_name == "run_cell_magic":
+            caller = at.f_back
+            if caller is not None and caller.f_code.co_name.startswith("<"):
+                found.append(caller)
             return frozenset(found)
         at = at.f_back
     return frozenset({frame})

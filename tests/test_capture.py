@@ -293,7 +293,8 @@ def _forward_trace(sh, cell: str) -> list:
         run(sh, cell)
     text = next(str(w.message) for w in caught if "Traceback of forward call" in str(w.message))
     frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', text)
-    return [("<cell>" if f.startswith("<ipython-input") or "ipykernel" in f else f, name) for f, name in frames]
+    cell = ("<ipython-input", "ipykernel")  # NB: a cell's code is `<module>`, or `<cell line: N>` in IPython 7.34
+    return [("<cell>", "<cell>") if f.startswith(cell) or cell[1] in f else (f, name) for f, name in frames]
 
 
 def test_anomaly_traces_read_as_in_a_plain_cell(shell):

@@ -98,7 +98,7 @@ class _StepWatch:
             self._log.paused = max(0, self._log.paused - 1)
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
-                    self._tracker.__enter__()  # NB: back on, as it was before the step
+                    _push_function_mode(self._tracker)  # NB: back on, as it was before the step
 
 
 def _params(optimizer: torch.optim.Optimizer):
@@ -136,7 +136,7 @@ class _ZeroGradWatch:
                     touched.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
                 finally:
                     if popped and not steps.closed:
-                        tracker.__enter__()  # NB: back on, as it was before the call
+                        _push_function_mode(tracker)  # NB: back on, as it was before the call
 
         self._wrapper = zero_grad
 
@@ -300,6 +300,13 @@ def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
     for table in (optimizer_module._global_optimizer_pre_hooks, optimizer_module._global_optimizer_post_hooks):
         for key in [k for k, hook in table.items() if hook in hooks]:
             table.pop(key, None)
+
+
+def _push_function_mode(mode: TorchFunctionMode) -> None:
+    """Put our mode back on torch's function-mode stack, unless it is on it already (it must never be
+    on twice: the capture's undo takes it off once)."""
+    if all(m is not mode for m in _get_current_function_mode_stack()):
+        mode.__enter__()
 
 
 def _pop_function_mode(mode: TorchFunctionMode) -> bool:

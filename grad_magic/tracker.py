@@ -95,7 +95,10 @@ class _OpTracker(TorchFunctionMode):
         if not self._log.paused:
             try:
                 name = getattr(func, "__name__", "")
-                if kwargs or name[-1:] == "_" and name not in _ACCESSORS:
+                # NB: most keyword calls (`F.relu(x, inplace=False)`, `cross_entropy(..., reduction=)`)
+                # write nothing: only `out=` and `inplace=True` can, so only those go on to _observe.
+                if name[-1:] == "_" and name not in _ACCESSORS or kwargs and (
+                        kwargs.get("out") is not None or kwargs.get("inplace") is True):
                     self._observe(name, args, kwargs or {})
             except Exception:  # NB: e.g. a tensor subclass whose metadata raises
                 self._log.dropped += 1

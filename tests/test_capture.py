@@ -75,6 +75,8 @@ def test_inplace_ops_are_recorded_with_line_kind_and_version():
         x += 1
         x[0] = 5
         torch.nn.functional.relu(x, inplace=True)
+        torch.nn.functional.relu(x, inplace=False)  # keyword calls that write nothing: not recorded
+        torch.sum(x, dim=0, out=None)
         torch.add(x, 1, out=x)
     ops = run.record.inplace_ops
     assert [(op.name, op.how) for op in ops] == [

@@ -201,6 +201,17 @@ def test_storage_key_is_shared_by_views_and_stable_across_wrappers():
     assert first == a.untyped_storage()._cdata
 
 
+def test_a_tensor_without_storage_is_listed_with_its_own_bytes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "Sparse invariant checks are implicitly disabled"
+        sparse = torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (5,))
+    with pytest.raises(NotImplementedError):
+        sparse.untyped_storage()  # NB: the case under test: torch has no storage to count
+    rep = report({"sparse": sparse, "dense": torch.zeros(3)})
+    assert {row.path: row.nbytes for row in rep.rows} == {"sparse": 20, "dense": 12}
+    assert rep.totals["cpu"] == devices.DeviceTotal(count=2, bytes=32) and not rep.skipped
+
+
 def test_human_bytes():
     assert [human_bytes(n) for n in (0, 1023, 1536, 5 * 2**20, 3 * 2**30, 2**42)] == [
         "0 B", "1023 B", "1.5 KiB", "5.0 MiB", "3.0 GiB", "4096.0 GiB"]

@@ -245,34 +245,38 @@ class _Walk:
             return
         self.tensors += 1
         try:
-            found = self.describe(t, path, ROLE_TENSOR if kind == "tensor" else kind)
-            grad = t.grad if found[0].is_leaf else None  # NB: .grad of a non-leaf warns; leaves only
+            row, key, nbytes = self.describe(t, path, ROLE_TENSOR if kind == "tensor" else kind)
+            grad = t.grad if row.is_leaf else None  # NB: .grad of a non-leaf warns; leaves only
         except Exception as e:
             self.skip(path, f"reading its metadata raised {type(e).__name__}")
             return
-        self.found.append(found)
+        self.found.append((row, tid, key, nbytes))
         self.path_of[tid] = path
         if grad is not None:
             self.tensor(grad, path + ".grad", ROLE_GRAD, owned)
 
-    def describe(self, t: torch.Tensor, path: str, role: str) -> Found:
-        """Metadata only: a few attribute reads; dtype and device names cached (str() costs more)."""
+    def describe(self, t: torch.Tensor, path: str, role: str) -> Tuple[TensorRow, Any, int]:
+        """The row, storage key and storage bytes. Metadata only: a few attribute reads; dtype and
+        device names cached (str() costs more). This and `tensor` are the walk's per-tensor cost."""
         names = self.names
         dtype, device, grad_fn = t.dtype, t.device, t.grad_fn
         dtype_name, itemsize = names.get(dtype) or names.setdefault(
             dtype, (str(dtype).replace("torch.", "", 1), dtype.itemsize))
-        numel = t.numel()
+        nbytes = t.numel() * itemsize
         row = TensorRow(path, role, tuple(t.shape), dtype_name, names.get(device) or self.device_name(device),
                         t.requires_grad, t.is_leaf, None if grad_fn is None else type(grad_fn).__name__,
-                        numel * itemsize)
+                        nbytes)
         try:
             key = _storage_key(t)
-            nbytes = self.storage_bytes.get(key)
-            if nbytes is None:
-                nbytes = self.storage_bytes[key] = t.untyped_storage().nbytes()
-            return row, id(t), key, nbytes
         except (NotImplementedError, RuntimeError):  # sparse and other storage-less layouts
-            return row, id(t), ("tensor", id(t)), numel * itemsize
+            return row, ("tensor", id(t)), nbytes
+        storage_bytes = self.storage_bytes.get(key)
+        if storage_bytes is None:
+            try:
+                storage_bytes = self.storage_bytes[key] = t.untyped_storage().nbytes()
+            except (NotImplementedError, RuntimeError):
+                return row, ("tensor", id(t)), nbytes
+        return row, key, storage_bytes
 
     def device_name(self, device: torch.device) -> str:
         name = self.names.get(device)
@@ -301,19 +305,15 @@ class _Walk:
                 + _will_collide(models, rows, self.owned))
 
 
-def _storage_key(t: torch.Tensor) -> int:
-    """The address of the tensor's StorageImpl: shared by all its views, unique while it lives.
-
-    NB: not data_ptr() (0 on every meta tensor), and not id() of the `untyped_storage()` wrapper: torch
-    2.x happens to keep that wrapper alive, but older versions made it anew, and making it costs. Same
-    number as `untyped_storage()._cdata`; `_storage_id` reads it without making the wrapper.
-    """
-    if _STORAGE_ID is not None:
-        return _STORAGE_ID(t)
+def _storage_cdata(t: torch.Tensor) -> int:
     return t.untyped_storage()._cdata
 
 
-_STORAGE_ID = getattr(torch._C, "_storage_id", None)
+# The address of the tensor's StorageImpl: shared by all its views, unique while it lives.
+# NB: not data_ptr() (0 on every meta tensor), and not id() of the `untyped_storage()` wrapper: torch 2.x
+# happens to keep that wrapper alive, but older versions made it anew, and making it costs. Same number
+# as `untyped_storage()._cdata`; torch's `_storage_id` (where it exists) reads it without the wrapper.
+_storage_key = getattr(torch._C, "_storage_id", None) or _storage_cdata
 
 
 def _is_tensor(obj: Any) -> bool:

@@ -35,7 +35,7 @@ from .stacks import TraceFilter
 from .tracker import OpLog, _OpTracker
 
 _TRACKER_FUNCTION = _OpTracker.__torch_function__.__code__
-_TRACKER_CODE = frozenset({_TRACKER_FUNCTION})  # NB: its frame is in every op's stack
+TRACKER_CODE = frozenset({_TRACKER_FUNCTION})  # NB: its frame is in every op's stack
 _TRACKER_FILE = _TRACKER_FUNCTION.co_filename
 
 
@@ -194,7 +194,7 @@ class Capture:
             undo.append(functools.partial(torch.set_anomaly_enabled, torch.is_anomaly_enabled(),
                                           torch.is_anomaly_check_nan_enabled()))
             torch.set_anomaly_enabled(True, opts.check_nan)
-            trace = TraceFilter(self._hidden_frames, _TRACKER_CODE if opts.track else frozenset())
+            trace = TraceFilter(self._hidden_frames, TRACKER_CODE if opts.track else frozenset())
             undo.append(trace.uninstall)
             trace.install()
         if opts.track:

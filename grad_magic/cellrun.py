@@ -13,9 +13,9 @@ import sys
 from types import CodeType, TracebackType
 from typing import Any, Optional, Tuple
 
-from .capture import Capture, CaptureOptions
+from .capture import TRACKER_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
-from .stacks import plumbing_frames
+from .stacks import plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
 _SHOWN = "_grad_magic_shown"  # set on an exception whose card is shown, so an outer %%gradcheck stays quiet
@@ -40,6 +40,7 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
     except BaseException as exc:
         run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
         _report(shell, run, options)
+        _as_in_a_plain_cell(exc)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
     return None if _ends_with_semicolon(body) else value
@@ -104,6 +105,22 @@ def _is_own_syntax_error(record: Any) -> bool:
     """Python's own message for a syntax error in the cell says it all: no card."""
     exc = record.exception
     return isinstance(exc, SyntaxError) and exc.filename == record.filename
+
+
+def _as_in_a_plain_cell(exc: BaseException) -> None:
+    """The tracebacks of the error and of the errors it chains to, without the op tracker's frames and
+    torch's dispatch to it (what a plain cell shows; `stacks.without_dispatch`)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 100:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        try:
+            cleaned = traceback_without_dispatch(tb, TRACKER_CODE)
+        except Exception:  # NB: never in place of the user's error: then the traceback stays as it was
+            cleaned = tb
+        if cleaned is not tb:
+            exc.with_traceback(cleaned)
+        exc = exc.__cause__ or exc.__context__
 
 
 def _from_cell(tb: Optional[TracebackType], filename: str) -> Optional[TracebackType]:

@@ -7,17 +7,28 @@ backward fails. Under `%%gradcheck` that stack also holds the magic's plumbing (
 the trace the user reads, and ~40% more frames to format on every op of a small training step.
 While a capture runs, `format_stack` is swapped for one that leaves those frames out, so the trace
 reads as it would in a plain cell.
+
+The same goes for the traceback of an error raised under the tracker (`without_dispatch`): torch calls the
+tracker from its own dispatch, and each error in a tracked call would otherwise show the tracker's frame,
+and for a torch function written in Python (`F.relu`, `Tensor.backward`) also torch's `handle_torch_function`
+and a second copy of that function's frame.
 """
 from __future__ import annotations
 
 import sys
 import traceback
-from types import CodeType, FrameType
-from typing import Callable, FrozenSet, List, Optional
+from types import CodeType, FrameType, TracebackType
+from typing import Callable, FrozenSet, List, Optional, Sequence, TypeVar
+
+import torch.overrides
+
+_DISPATCH_FILE = torch.overrides.handle_torch_function.__code__.co_filename
+_Entry = TypeVar("_Entry")
 
 
 class TraceFilter:
-    """`torch.fx.traceback.format_stack` without the given frames and the frames of the given code."""
+    """`torch.fx.traceback.format_stack` without the given frames, and without the tracker's frames (the
+    given code) and torch's dispatch to them (`without_dispatch`)."""
 
     def __init__(self, frames: FrozenSet[FrameType], codes: FrozenSet[CodeType]) -> None:
         import torch.fx.traceback as fx_traceback
@@ -27,8 +38,8 @@ class TraceFilter:
         outer = self._previous if isinstance(self._previous, TraceFilter) else None
         # NB: nested captures: the inner one hides the outer one's frames too
         self._frames = set(frames) | (outer._frames if outer else set())  # NB: frames hash by identity
-        self._codes = {id(c) for c in codes} | (outer._codes if outer else set())  # NB: code objects hash
-        # by value (slow): ids
+        # NB: code objects hash by value (slow): ids
+        self._codes = frozenset(id(c) for c in codes) | (outer._codes if outer else frozenset())
 
     def install(self) -> None:
         self._module.format_stack = self
@@ -41,13 +52,15 @@ class TraceFilter:
     def __call__(self) -> List[str]:
         if getattr(self._module, "should_preserve_node_meta", False):
             return self._previous()  # NB: fx tracing's own path: not a stack walk
-        frames, codes, kept = self._frames, self._codes, []
+        frames, kept = self._frames, []
         frame: Optional[FrameType] = sys._getframe(1)
         while frame is not None:
-            if frame not in frames and id(frame.f_code) not in codes:
+            if frame not in frames:
                 kept.append((frame, frame.f_lineno))
             frame = frame.f_back
         kept.reverse()
+        if self._codes:
+            kept = without_dispatch(kept, lambda entry: entry[0].f_code, self._codes)
         return traceback.format_list(traceback.StackSummary.extract(iter(kept)))
 
 
@@ -67,3 +80,46 @@ def plumbing_frames(frame: FrameType) -> FrozenSet[FrameType]:
             return frozenset(found)
         at = at.f_back
     return frozenset({frame})
+
+
+def without_dispatch(entries: Sequence[_Entry], code_of: Callable[[_Entry], CodeType],
+                     tracker: FrozenSet[int]) -> List[_Entry]:
+    """`entries` (frames or traceback entries, outermost first) without the tracker's and torch's dispatch
+    to it: the tracker's own entry, the `torch/overrides.py` entries right before it, and before those the
+    torch function that dispatched (`F.relu` at its `handle_torch_function` line) when the entry after the
+    tracker runs the same code -- the call as a plain cell makes it, which stays. `tracker`: the ids of the
+    tracker's code objects."""
+    dropped = set()
+    for i, entry in enumerate(entries):
+        if id(code_of(entry)) not in tracker:
+            continue
+        dropped.add(i)
+        j = i - 1
+        while j >= 0 and code_of(entries[j]).co_filename == _DISPATCH_FILE:
+            dropped.add(j)
+            j -= 1
+        if j < i - 1 and j >= 0 and i + 1 < len(entries) and code_of(entries[j]) is code_of(entries[i + 1]):
+            dropped.add(j)
+    if not dropped:
+        return list(entries)
+    return [entry for k, entry in enumerate(entries) if k not in dropped]
+
+
+def traceback_without_dispatch(tb: Optional[TracebackType], tracker: FrozenSet[CodeType]
+                               ) -> Optional[TracebackType]:
+    """The traceback as a plain cell would have it (see `without_dispatch`): a new chain, the old one left
+    as it is; `tb` itself when it holds no tracker entry."""
+    entries: List[TracebackType] = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    kept = without_dispatch(entries, lambda entry: entry.tb_frame.f_code, frozenset(map(id, tracker)))
+    if len(kept) == len(entries):
+        return entries[0] if entries else None
+    chain: Optional[TracebackType] = None
+    for entry in reversed(kept):
+        # NB: tb_lineno is None where the instruction has no line (an interrupt can land there); -1 is how
+        # CPython stores "look it up from tb_lasti", which gives that None back
+        line = entry.tb_lineno
+        chain = TracebackType(chain, entry.tb_frame, entry.tb_lasti, -1 if line is None else line)
+    return chain

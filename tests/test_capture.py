@@ -299,12 +299,17 @@ def _forward_trace(sh, cell: str) -> list:
     return [("<cell>", "<cell>") if f.startswith(cell) or cell[1] in f else (f, name) for f, name in frames]
 
 
-def test_anomaly_traces_read_as_in_a_plain_cell(shell):
+# NB: F.relu is written in Python and reaches the tracker through torch's handle_torch_function
+_TRACE_CELL_DISPATCHED = _TRACE_CELL.replace("a.sigmoid()", "torch.nn.functional.relu(a)")
+
+
+@pytest.mark.parametrize("cell", [_TRACE_CELL, _TRACE_CELL_DISPATCHED])
+def test_anomaly_traces_read_as_in_a_plain_cell(shell, cell):
     plain = _forward_trace(shell, "import torch\nwith torch.autograd.detect_anomaly():\n" + "".join(
-        "    " + line + "\n" for line in _TRACE_CELL.splitlines()))
-    checked = _forward_trace(shell, "%%gradcheck\n" + _TRACE_CELL)
-    assert checked and not [f for f, _ in checked if "grad_magic" in f or f.endswith("interactiveshell.py") and
-                            _ == "run_cell_magic"], checked
+        "    " + line + "\n" for line in cell.splitlines()))
+    checked = _forward_trace(shell, "%%gradcheck\n" + cell)
+    assert checked and not [f for f, _ in checked if "grad_magic" in f or f.endswith("overrides.py") or
+                            f.endswith("interactiveshell.py") and _ == "run_cell_magic"], checked
     assert checked == plain
     assert torch.fx.traceback.format_stack is not None and \
         type(torch.fx.traceback.format_stack).__module__ != "grad_magic.stacks"
@@ -335,3 +340,23 @@ def test_the_tracker_is_off_while_zero_grad_runs_and_back_after():
         model.weight.data.mul_(1.0)
     assert wrapped is not real and torch.optim.Optimizer.zero_grad is real
     assert after == 1 and [op.name for op in run.record.inplace_ops] == ["mul_"]
+
+
+def test_without_dispatch_drops_the_tracker_and_torchs_way_to_it_only():
+    from grad_magic.stacks import _DISPATCH_FILE, without_dispatch
+
+    def code(name: str, filename: str = "<user>"):
+        return compile("pass", filename, "exec").replace(co_name=name)
+
+    cell, relu, kernel, other = code("<module>"), code("relu"), code("kernel"), code("other")
+    handle, tracker = code("handle_torch_function", _DISPATCH_FILE), code("__torch_function__")
+    ids = frozenset({id(tracker)})
+
+    def kept(*codes):
+        return [c.co_name for c in without_dispatch(codes, lambda c: c, ids)]
+
+    assert kept(cell, relu, handle, tracker, relu, kernel) == ["<module>", "relu", "kernel"]
+    assert kept(cell, tracker) == ["<module>"]  # a C function's error: the tracker was innermost
+    assert kept(cell, handle, tracker, other) == ["<module>", "other"]  # the cell itself always stays
+    assert kept(cell, relu, kernel) == ["<module>", "relu", "kernel"]  # nothing tracked: untouched
+    assert kept(cell, relu, tracker, relu) == ["<module>", "relu", "relu"]  # no dispatch frames: only the tracker

@@ -67,6 +67,37 @@ def test_traceback_points_at_the_editor_line(shell, capsys):
     assert "magics.py" not in out and "cellrun.py" not in out, out[-2000:]
 
 
+def _inward_from_cell(tb) -> list:
+    """(file, function, line) from the cell's frame inward; the cell's line made relative to its body."""
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append((code.co_filename, code.co_name, tb.tb_lineno))
+        tb = tb.tb_next
+    start = max(i for i, (f, _, _) in enumerate(frames) if f.startswith(("<ipython-input-", "/tmp/ipykernel_")))
+    return [("<cell>", "<module>", 0)] + frames[start + 1:]
+
+
+@pytest.mark.parametrize("body", [
+    "m = torch.nn.Linear(2, 3)\nm(torch.ones(4))\n",  # C function under a module: the tracker was innermost
+    "(torch.ones(1) * 2).sum().backward()\n",  # Tensor.backward: a Python torch function, dispatched
+    "torch.nn.functional.relu(torch.ones(2), inplace=True).add_(torch.ones(3))\n",
+    "torch.cat([torch.ones(2), torch.zeros(2, device='meta')])\n",
+    "torch.nn.functional.mse_loss(torch.ones(2), torch.zeros(2, device='meta'))\n",
+])
+@pytest.mark.parametrize("options", ["", " --fast"])
+def test_a_torch_error_has_the_traceback_of_a_plain_cell(shell, body, options):
+    """The op tracker sits in torch's dispatch of every call; an error in one must not show its frame, nor
+    torch's `handle_torch_function` that called it (the traceback the user reads, and `%debug` walks)."""
+    for _ in range(2):  # NB: the second time: some torch paths differ on their first call (library stubs)
+        run(shell, "import torch\n" + body)
+    plain = _inward_from_cell(sys.last_traceback)
+    run(shell, f"%%gradcheck{options}\nimport torch\n" + body)
+    checked = _inward_from_cell(sys.last_traceback)
+    assert checked == plain
+    assert not [f for f, _, _ in checked if "grad_magic" in f or f.endswith("overrides.py")], checked
+
+
 def test_blank_lines_at_the_top_of_the_body_keep_line_numbers(shell):
     run(shell, "%%gradcheck\n\n\nraise ValueError('x')\n")
     assert list(cell_frames(sys.last_traceback))[-1].tb_lineno == 4

@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 
 from .capture import TRACKER_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
+from .fixes import GRADCHECK_LINE, MAX_STACKED
 from .stacks import plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
@@ -28,12 +29,12 @@ def cell_text(line: str, body: str) -> str:
 
 def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) -> Any:
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
-    source = cell_text(line, body)
+    source, above = _cell_as_typed(shell, line, body)
     filename = shell.compile.cache(source, _cell_number(shell))
     run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
     try:
         with run:
-            module, last = _compile(shell, body, filename)
+            module, last = _compile(shell, body, filename, above)
             # NB: run here, not in a helper: one frame less between IPython and the cell
             exec(module, shell.user_global_ns, shell.user_ns)
             value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
@@ -44,6 +45,30 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
     return None if _ends_with_semicolon(body) else value
+
+
+def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:
+    """The cell as the user typed it, and how many lines stand above its `%%gradcheck` line.
+
+    Lines above it are cell magics stacked on top (`%%time`, `%%capture`), which ran this magic with the
+    rest of the cell: the cell in IPython's input history (stored before it runs) has them, and the
+    editor counts them. Without such lines (or history): the magic line and the body.
+    """
+    own = cell_text(line, body)
+    try:
+        raw = shell.history_manager.input_hist_raw[-1]
+    except (AttributeError, IndexError, TypeError):
+        return own, 0
+    if not isinstance(raw, str) or not raw.startswith("%%"):
+        return own, 0
+    lines = raw.split("\n", MAX_STACKED)
+    for above, text in enumerate(lines[:MAX_STACKED]):
+        if not text.startswith("%%"):
+            break
+        if above and GRADCHECK_LINE.match(text) and text[len(MAGIC_LINE):].strip() == line.strip() \
+                and raw.split("\n", above + 1)[-1].rstrip("\n") == body.rstrip("\n"):
+            return "\n".join(lines[:above]) + "\n" + own, above  # NB: the body as the magic got it
+    return own, 0
 
 
 def _cell_number(shell: Any) -> int:
@@ -62,12 +87,13 @@ def _cell_number(shell: Any) -> int:
     return shell.execution_count
 
 
-def _compile(shell: Any, body: str, filename: str) -> Tuple[CodeType, Optional[CodeType]]:
-    """Compile the body with its line numbers shifted to where the editor shows them."""
+def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[CodeType, Optional[CodeType]]:
+    """Compile the body with its line numbers shifted to where the editor shows them (below the magic
+    line and the `above` lines over it)."""
     python = shell.transform_cell(body)
     # NB: IPython's cleanup transforms drop leading blank lines; pad them back so lines stay true.
     dropped = _leading_newlines(body) - _leading_newlines(python)
-    tree = shell.compile.ast_parse("\n" * (1 + max(0, dropped)) + python, filename=filename)
+    tree = shell.compile.ast_parse("\n" * (1 + above + max(0, dropped)) + python, filename=filename)
     tree = shell.transform_ast(tree)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):

@@ -63,15 +63,35 @@ def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
     return "".join(out)
 
 
+GRADCHECK_LINE = re.compile(r"%%gradcheck(?:[ \t]|$)")
+MAX_STACKED = 16  # cell magics looked at above a `%%gradcheck` line
+
+
+def magic_lines(cell: str) -> int:
+    """How many lines at the top of a cell are cell magics: the `%%gradcheck` line and the cell magics
+    stacked above it (`%%time`, `%%capture`, each running the rest of the cell); 1 for a cell starting with
+    another `%%` magic (what runs is its body), 0 for a cell without one."""
+    if not cell.startswith("%%"):
+        return 0
+    for i, line in enumerate(cell.split("\n", MAX_STACKED)[:MAX_STACKED]):
+        if not line.startswith("%%"):
+            break
+        if GRADCHECK_LINE.match(line):
+            return i + 1
+    return 1
+
+
 @lru_cache(maxsize=16)  # NB: a pure function of the text; rules and fixes ask for the same cell often
 def python_of_cell(cell: str) -> str:
-    """The Python a cell runs: the `%%` magic line dropped, IPython syntax (%magic, !cmd) transformed.
+    """The Python a cell runs: its `%%` magic lines dropped (see `magic_lines`), IPython syntax (%magic,
+    !cmd) transformed.
 
-    Line numbers stay the cell body's: blank lines IPython drops at the top are put back.
+    Line numbers stay the cell body's (line 1 is the cell's line 2): blank lines IPython drops at the top
+    are put back, and a blank line stands for each magic line above the last.
     """
-    first, _, body = cell.partition("\n")
-    if not first.startswith("%%"):
-        body = cell
+    header = magic_lines(cell)
+    parts = cell.split("\n", header) if header else [cell]
+    body = parts[header] if len(parts) > header else ""
     python = _plain_python(body)
     if python is None:
         try:
@@ -82,7 +102,7 @@ def python_of_cell(cell: str) -> str:
             warnings.simplefilter("ignore")
             python = TransformerManager().transform_cell(body)
     dropped = _leading_newlines(body) - _leading_newlines(python)
-    return "\n" * max(0, dropped) + python
+    return "\n" * (max(0, header - 1) + max(0, dropped)) + python
 
 
 # NB: where IPython's input transforms act: an escape at the start of a line (%magic, !cmd, ?help,

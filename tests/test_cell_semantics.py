@@ -98,6 +98,25 @@ def test_a_torch_error_has_the_traceback_of_a_plain_cell(shell, body, options):
     assert not [f for f, _, _ in checked if "grad_magic" in f or f.endswith("overrides.py")], checked
 
 
+def test_a_magic_stacked_above_keeps_the_editor_line_numbers(shell, capsys):
+    """`%%time` over `%%gradcheck`: the editor counts the `%%time` line, so do the traceback and the card;
+    the fixed cell keeps it."""
+    run(shell, FAILING)
+    alone = grad_magic.last_diagnosis()
+    capsys.readouterr()
+    result = run(shell, "%%time\n" + FAILING)
+    assert type(result.error_in_exec) is RuntimeError
+    assert list(cell_frames(sys.last_traceback))[-1].tb_lineno == 8
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    assert "----> 8 loss.backward()" in out, out[-2000:]
+    stacked = grad_magic.last_diagnosis()
+    assert stacked.kind == alone.kind and stacked.source == "%%time\n" + FAILING
+    assert [(line.lineno, line.text) for line in stacked.lines] == [
+        (line.lineno + 1, line.text) for line in alone.lines] and stacked.lines
+    assert stacked.fix is not None and stacked.fix.source == "%%time\n" + alone.fix.source
+    assert run(shell, stacked.fix.source).success  # NB: the fixed cell, as the card hands it over, runs
+
+
 def test_blank_lines_at_the_top_of_the_body_keep_line_numbers(shell):
     run(shell, "%%gradcheck\n\n\nraise ValueError('x')\n")
     assert list(cell_frames(sys.last_traceback))[-1].tb_lineno == 4

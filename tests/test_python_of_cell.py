@@ -74,3 +74,13 @@ def outcome(fn, cell: str):
 def test_generated_cells_transform_as_ipython_does(lines, magic, trailing) -> None:
     cell = ("%%gradcheck\n" if magic else "") + "\n".join(lines) + ("\n" if trailing else "")
     assert outcome(fresh, cell) == outcome(ipython_of, cell)
+
+
+def test_magics_stacked_above_gradcheck_keep_their_lines() -> None:
+    """`%%time` over `%%gradcheck`: both lines are magic lines, the Python starts on line 3."""
+    assert fixes.magic_lines("%%time\n%%gradcheck --fast\nx = 1\n") == 2
+    assert [n.lineno for n in fixes.cell_tree("%%time\n%%capture out\n%%gradcheck\n\nx = 1\ny = 2\n").body] == [5, 6]
+    assert fixes.magic_lines("%%gradcheck\n%%time\nx = 1\n") == 1  # NB: below it: the body's own magic
+    assert fixes.magic_lines("%%capture\nx = 1\n") == 1 and fixes.magic_lines("x = 1\n%%gradcheck\n") == 0
+    assert fixes.magic_lines("%%time\n%%gradcheckx\nx = 1\n") == 1  # NB: not our magic's name
+    assert fresh("%%time\n%%gradcheck\nx = 1\n") == "\nx = 1\n"

@@ -105,7 +105,9 @@ def test_a_magic_stacked_above_keeps_the_editor_line_numbers(shell, capsys):
     alone = grad_magic.last_diagnosis()
     capsys.readouterr()
     result = run(shell, "%%time\n" + FAILING)
-    assert type(result.error_in_exec) is RuntimeError
+    # NB: IPython 8 and later fail the cell; IPython 7's %%time (Colab's) shows the error and returns
+    assert type(sys.last_value) is RuntimeError
+    assert result.error_in_exec is sys.last_value or IPython.version_info < (8,) and result.error_in_exec is None
     assert list(cell_frames(sys.last_traceback))[-1].tb_lineno == 8
     out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
     assert "----> 8 loss.backward()" in out, out[-2000:]

@@ -94,9 +94,9 @@ def _capture(shell: Any, case: _Case) -> Tuple[Any, Dict[str, Any]]:
 def _cold() -> None:
     """Forget what an earlier card of the same cell left in grad_magic's caches: each card is timed
     as the first one of its cell."""
-    from grad_magic import fixes
+    from grad_magic import cell
 
-    for cached in (fixes.python_of_cell, fixes.cell_tree, fixes._lines_and_offsets):
+    for cached in (cell.python_of_cell, cell.cell_tree, cell._lines_and_offsets):
         cached.cache_clear()
 
 

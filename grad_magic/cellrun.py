@@ -15,7 +15,7 @@ from typing import Any, Optional, Tuple
 
 from .capture import TRACKER_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
-from .fixes import GRADCHECK_LINE, MAX_STACKED
+from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
 from .stacks import plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
@@ -90,19 +90,13 @@ def _cell_number(shell: Any) -> int:
 def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[CodeType, Optional[CodeType]]:
     """Compile the body with its line numbers shifted to where the editor shows them (below the magic
     line and the `above` lines over it)."""
-    python = shell.transform_cell(body)
-    # NB: IPython's cleanup transforms drop leading blank lines; pad them back so lines stay true.
-    dropped = _leading_newlines(body) - _leading_newlines(python)
-    tree = shell.compile.ast_parse("\n" * (1 + above + max(0, dropped)) + python, filename=filename)
+    # NB: IPython's cleanup transforms drop leading blank lines; python_lines pads them back.
+    tree = shell.compile.ast_parse(python_lines(body, 1 + above, shell.transform_cell), filename=filename)
     tree = shell.transform_ast(tree)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = shell.compile(ast.Expression(tree.body.pop().value), filename, "eval")
     return shell.compile(tree, filename, "exec"), last
-
-
-def _leading_newlines(text: str) -> int:
-    return text[:len(text) - len(text.lstrip())].count("\n")
 
 
 def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:

@@ -11,7 +11,7 @@ from typing import Any, List, Mapping, Optional
 from . import state
 from .model import ERROR, WARNING, Diagnosis
 from .record import RunRecord
-from .rules import rules_of
+from .rules import Rule, rules_of
 from .rules.context import RuleContext
 from .rules.generic import generic
 
@@ -26,7 +26,7 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
         if error is not None:
             found.append(error)
     for r in rules_of(WARNING):
-        d = _apply(r.slug, r.fn, ctx, notes)
+        d = _apply(r, ctx, notes)
         if d is not None:
             found.append(d)
     if notes and found:
@@ -45,19 +45,24 @@ def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> Li
 
 def _first_match(ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
     for r in rules_of(ERROR):
-        d = _apply(r.slug, r.fn, ctx, notes)
+        if not isinstance(ctx.exception, r.raises):
+            continue
+        d = _apply(r, ctx, notes)
         if d is not None:
             return d
     return None
 
 
 def _safe_generic(ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
-    return _apply("generic", generic, ctx, notes)
+    return _apply(Rule("generic", ERROR, generic, ""), ctx, notes)
 
 
-def _apply(slug: str, fn: Any, ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
+def _apply(r: Rule, ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
     try:
-        return fn(ctx)
+        if r.parse is None:
+            return r.fn(ctx)
+        parsed = ctx.memo(("parse", r.parse), lambda: r.parse(ctx.error_message))
+        return r.fn(ctx, parsed) if parsed is not None else None
     except Exception as e:
-        notes.append(ctx.say("note.internal_error", slug=slug, error=f"{type(e).__name__}: {e}"))
+        notes.append(ctx.say("note.internal_error", slug=r.slug, error=f"{type(e).__name__}: {e}"))
         return None

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import grad_magic
-from grad_magic.fixes import line_offsets
+from grad_magic.cell import line_offsets
 from gm_shell import run
 
 HERE = Path(__file__).parent

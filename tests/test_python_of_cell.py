@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.core.inputtransformer2 import TransformerManager
 
-from grad_magic import fixes
+from grad_magic import cell as gm_cell, edits
 
 TESTS = Path(__file__).parent
 CELLS = sorted(TESTS.glob("cases/*/*.py"))
@@ -24,12 +24,12 @@ def ipython_of(cell: str) -> str:
     if not first.startswith("%%"):
         body = cell
     python = TransformerManager().transform_cell(body)
-    return "\n" * max(0, fixes._leading_newlines(body) - fixes._leading_newlines(python)) + python
+    return "\n" * max(0, gm_cell.leading_newlines(body) - gm_cell.leading_newlines(python)) + python
 
 
 def fresh(cell: str) -> str:
-    fixes.python_of_cell.cache_clear()
-    return fixes.python_of_cell(cell)
+    gm_cell.python_of_cell.cache_clear()
+    return gm_cell.python_of_cell(cell)
 
 
 @pytest.mark.parametrize("path", CELLS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -41,15 +41,15 @@ def test_case_cells_transform_as_ipython_does(path: Path) -> None:
 def test_the_fast_path_is_taken() -> None:
     """Not vacuous: most case cells (torch code, no magics) skip IPython's transformer."""
     bodies = [p.read_text(encoding="utf-8").partition("\n")[2] for p in CELLS]
-    assert sum(fixes._plain_python(b) is not None for b in bodies) > len(bodies) / 2
+    assert sum(gm_cell.plain_python(b) is not None for b in bodies) > len(bodies) / 2
 
 
 def test_leading_blank_lines_keep_their_line_numbers() -> None:
     """IPython drops blank lines at the top of a cell; the rules' line numbers must not move."""
     cell = "%%gradcheck\n\n\nx = 1\n%time y = 2\n"
-    tree = fixes.cell_tree(cell)
+    tree = gm_cell.cell_tree(cell)
     assert [node.lineno for node in tree.body] == [4, 5]
-    assert [node.lineno for node in fixes.cell_tree(cell.replace("%time ", "")).body] == [4, 5]
+    assert [node.lineno for node in gm_cell.cell_tree(cell.replace("%time ", "")).body] == [4, 5]
 
 
 _FRAGMENTS = ["x = 1", "", "   ", "%time x", "!ls", "y = !pwd", "z = %who_ls", "x?", "??x", "print(1)",
@@ -78,9 +78,9 @@ def test_generated_cells_transform_as_ipython_does(lines, magic, trailing) -> No
 
 def test_magics_stacked_above_gradcheck_keep_their_lines() -> None:
     """`%%time` over `%%gradcheck`: both lines are magic lines, the Python starts on line 3."""
-    assert fixes.magic_lines("%%time\n%%gradcheck --fast\nx = 1\n") == 2
-    assert [n.lineno for n in fixes.cell_tree("%%time\n%%capture out\n%%gradcheck\n\nx = 1\ny = 2\n").body] == [5, 6]
-    assert fixes.magic_lines("%%gradcheck\n%%time\nx = 1\n") == 1  # NB: below it: the body's own magic
-    assert fixes.magic_lines("%%capture\nx = 1\n") == 1 and fixes.magic_lines("x = 1\n%%gradcheck\n") == 0
-    assert fixes.magic_lines("%%time\n%%gradcheckx\nx = 1\n") == 1  # NB: not our magic's name
+    assert gm_cell.magic_lines("%%time\n%%gradcheck --fast\nx = 1\n") == 2
+    assert [n.lineno for n in gm_cell.cell_tree("%%time\n%%capture out\n%%gradcheck\n\nx = 1\ny = 2\n").body] == [5, 6]
+    assert gm_cell.magic_lines("%%gradcheck\n%%time\nx = 1\n") == 1  # NB: below it: the body's own magic
+    assert gm_cell.magic_lines("%%capture\nx = 1\n") == 1 and gm_cell.magic_lines("x = 1\n%%gradcheck\n") == 0
+    assert gm_cell.magic_lines("%%time\n%%gradcheckx\nx = 1\n") == 1  # NB: not our magic's name
     assert fresh("%%time\n%%gradcheck\nx = 1\n") == "\nx = 1\n"

@@ -9,7 +9,8 @@ import torch
 import grad_magic
 from grad_magic import catalog
 from grad_magic.engine import diagnose
-from grad_magic.fixes import apply_edits, cell_tree
+from grad_magic.cell import cell_tree
+from grad_magic.edits import apply_edits
 from grad_magic.record import RunRecord
 from grad_magic.rules.requires_grad import leaf_edits, match_no_grad_fn, match_not_float
 from gm_shell import run

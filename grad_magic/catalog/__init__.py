@@ -8,7 +8,7 @@ language or two languages disagree on the parameters.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Dict
+from typing import Dict, Iterable
 
 from .. import state
 
@@ -34,3 +34,20 @@ def message(key: str, language: str = "", **params: object) -> str:
     entry = MESSAGES[key]
     text = entry.get(language or state.language()) or entry["en"]
     return text.format(**params) if params else text
+
+
+def sentences(parts: Iterable[str], language: str = "", capitalise: bool = False) -> str:
+    """Sentences one after another, empty ones left out: a space between them in English, none in Chinese.
+    `capitalise`: each English sentence starts with a capital (parts written to follow a colon)."""
+    parts = [p for p in parts if p]
+    if (language or state.language()) == "zh":
+        return "".join(parts)
+    return " ".join(p[:1].upper() + p[1:] for p in parts) if capitalise else " ".join(parts)
+
+
+def listing(items: Iterable[str], language: str = "") -> str:
+    """`a`, `b` and `c` in the card's language."""
+    items = list(items)
+    if len(items) < 2:
+        return "".join(items)
+    return message("list.last", language, head=message("list.comma", language).join(items[:-1]), last=items[-1])

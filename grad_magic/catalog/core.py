@@ -34,6 +34,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "outside the cell's own lines (inside a library call)",
         "zh": "不在单元格自身的代码行中（在库函数内部）",
     },
+    # -- joining words: `a`, `b` and `c` (catalog.listing) --
+    "list.last": {"en": "{head} and {last}", "zh": "{head} 和 {last}"},
+    "list.comma": {"en": ", ", "zh": "、"},
     "note.internal_error": {
         "en": "internal error in grad_magic rule {slug!r}: {error}",
         "zh": "grad_magic 规则 {slug!r} 内部出错：{error}",

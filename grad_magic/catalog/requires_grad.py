@@ -22,8 +22,6 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "when at least one of its inputs does.",
         "zh": "autograd 只为需要梯度的张量上的运算记录计算图；只要某个运算的输入中有一个需要梯度，其结果就需要梯度。",
     },
-    "missing_rg.list": {"en": "{head} and {last}", "zh": "{head} 和 {last}"},
-    "missing_rg.comma": {"en": ", ", "zh": "、"},
     "missing_rg.on_line": {"en": "line {lines}", "zh": "第 {lines} 行"},
     "missing_rg.on_lines": {"en": "lines {lines}", "zh": "第 {lines} 行"},
     # -- a leaf created without requires_grad=True --

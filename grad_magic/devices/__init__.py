@@ -16,7 +16,8 @@ from operator import attrgetter
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 # NB: the package's names as they were when it was one module: the magic, tests and bench import them here.
-from ..render.devices import (COLUMNS, DISPLAY_ROWS, human_bytes, render_html, render_text,  # noqa: F401
+from ..units import human_bytes  # noqa: F401
+from ..render.devices import (COLUMNS, DISPLAY_ROWS, render_html, render_text,  # noqa: F401
                               row_cells, summary_line)
 from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, SORTS,  # noqa: F401
                      DeviceOptions, DeviceReport, DeviceTotal, DeviceWarning, Found, Skipped, TensorRow)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Tuple
 
-from ..render.devices import human_bytes
+from ..units import human_bytes
 from .report import ROLE_GRAD, DeviceWarning, Found
 
 MAX_COLLIDE_WARNINGS = 10  # will-collide warnings named one by one; the rest are summed up in one

@@ -5,7 +5,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, List, Tuple
 
-from ..fixes import split_lines
+from ..cell import split_lines
 from ..model import Diagnosis
 
 CONTEXT = 2  # lines shown around each culprit line

@@ -11,16 +11,10 @@ from typing import TYPE_CHECKING, Any, List, Tuple
 if TYPE_CHECKING:  # NB: type hints only; at run time a renderer needs no torch-importing module
     from ..devices import DeviceReport, TensorRow
 
+from ..units import human_bytes
+
 DISPLAY_ROWS = 200  # rows shown by the text and HTML renders; `report.rows` keeps them all
 COLUMNS = ("path", "role", "shape", "dtype", "device", "grad", "size")
-
-
-def human_bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def row_cells(row: TensorRow) -> Tuple[str, ...]:

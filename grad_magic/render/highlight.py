@@ -80,11 +80,11 @@ def _statement_starts(text: str, line_count: int) -> List[int]:
     """1-based lines where a top-level statement of the cell begins, always with line 1: where the
     cell can be cut. Just [1] (lex it whole) when the cell is no Python or has IPython syntax in it
     (Pygments lexes `!echo '''` as an open string where IPython runs a command)."""
-    from ..fixes import _plain_python, cell_tree, python_of_cell
+    from ..cell import plain_python, cell_tree, python_of_cell
 
     shift = 1 if text.startswith("%%") else 0  # NB: python_of_cell drops a cell magic's line
     magic, _, rest = text.partition("\n")
-    if shift and not _PLAIN_MAGIC.fullmatch(magic) or _plain_python(rest if shift else text) is None:
+    if shift and not _PLAIN_MAGIC.fullmatch(magic) or plain_python(rest if shift else text) is None:
         return [1]  # NB: a quote on the magic line (`%%x '''`) would open a string for Pygments
     try:
         python = python_of_cell(text)

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from .. import catalog
-from ..fixes import split_lines
+from ..cell import split_lines
 from ..model import Diagnosis
 from .common import MAX_ERROR, clip, diff_lines, excerpt, notebook_cell, tensor_rows
 from .highlight import highlight_lines

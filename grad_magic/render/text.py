@@ -7,7 +7,7 @@ from typing import List, Sequence
 
 from .. import catalog
 from ..model import Diagnosis
-from ..fixes import split_lines
+from ..cell import split_lines
 from .common import clip, diff_lines, excerpt, tensor_rows
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "dim": "\033[2m", "bold": "\033[1m",

@@ -17,8 +17,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import torch
 
 from ..facts import dtype_name, fact_for, shape_text
-from ..fixes import (assignments_to, cell_tree, enclosing_statement, indent_of, insert_line_before,
-                     line_offsets, make_fix, node_span, split_lines, segment)
+from ..cell import (assignments_to, cell_tree, enclosing_statement, indent_of, line_offsets, node_span, split_lines, segment)
+from ..edits import insert_line_before, make_fix
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from .context import RuleContext, dotted_names
 from .registry import rule

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import catalog, state
 from ..facts import fact_for
-from ..fixes import split_lines
+from ..cell import split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
 from ..names import NameIndex
 from ..record import RunRecord

@@ -16,7 +16,8 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 import torch
 
 from ..facts import fact_for, shape_text
-from ..fixes import cell_tree, enclosing_statement, make_fix, node_span, segment
+from ..cell import cell_tree, enclosing_statement, node_span, segment
+from ..edits import make_fix
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule

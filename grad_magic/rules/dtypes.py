@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from ..facts import dtype_name, fact_for
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
+from ..cell import assignments_to, cell_tree, enclosing_statement, node_span, segment
+from ..edits import make_fix
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from .context import RuleContext
 from .registry import rule

@@ -18,8 +18,8 @@ from typing import Any, Iterator, List, Optional, Tuple
 import torch
 
 from ..facts import dtype_name, shape_text, tensor_fact
-from ..fixes import (apply_edits, assignments_to, cell_tree, enclosing_statement, indent_of,
-                     insert_line_before, make_fix, node_span, segment)
+from ..cell import assignments_to, cell_tree, enclosing_statement, indent_of, node_span, segment
+from ..edits import apply_edits, insert_line_before, make_fix
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from ..names import attribute_without_code
 from ..record import OpEvent, StepEvent, TensorSnapshot

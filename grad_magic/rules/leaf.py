@@ -25,8 +25,8 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ..fixes import (body_indent, cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix,
-                     node_span, wrap_in_block)
+from ..cell import body_indent, cell_tree, enclosing_statement, indent_of, node_span
+from ..edits import insert_line_before, make_fix, wrap_in_block
 from ..model import ERROR, WARNING, Diagnosis, Fix, TextEdit
 from ..record import OpEvent
 from .context import RuleContext

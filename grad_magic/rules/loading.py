@@ -13,7 +13,8 @@ from typing import List, Optional
 
 import torch
 
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
+from ..cell import assignments_to, cell_tree, enclosing_statement, node_span, segment
+from ..edits import make_fix
 from ..model import ERROR, Diagnosis, TextEdit
 from .context import RuleContext
 from .registry import rule

@@ -1,8 +1,9 @@
 """Rules of the memory family: an allocation failed (CUDA, XPU, MPS or CPU out of memory).
 
-Reads the error message, the namespace's largest tensors (grad_magic.devices' report: metadata only) and
-the cell's syntax: a running total `total += loss` that keeps every step's graph alive. The only fix is
-`total += loss` -> `total += loss.item()`, when the total is a one-element tensor with a grad_fn.
+A small family in one module, in the four seams' order: the message (torch's text -> `OomError`), the
+culprit (the namespace's largest tensors, from grad_magic.devices' report: metadata only; a running total
+`total += loss` that keeps every step's graph alive), the fix (`total += loss` -> `total += loss.item()`,
+when the total is a one-element tensor with a grad_fn) and the card (catalog keys `memory.*`).
 """
 from __future__ import annotations
 
@@ -13,14 +14,20 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-from ..devices import DeviceOptions, TensorRow, build_report, human_bytes
+from .. import catalog
+from ..cell import cell_tree, node_span, segment
+from ..devices import DeviceOptions, TensorRow, build_report
+from ..edits import make_fix
 from ..facts import shape_text
-from ..fixes import cell_tree, make_fix, node_span, segment
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
+from ..units import human_bytes
 from .context import RuleContext
 from .registry import rule
 
 KIND = "cuda-oom"
+
+# -- the message --
+
 # c10/cuda/CUDACachingAllocator.cpp, torch >= 2.1 (torch.OutOfMemoryError):
 #   "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which
 #    1.23 GiB is free. Including non-PyTorch memory, this process has 77.91 GiB memory in use. ..."
@@ -61,44 +68,7 @@ def parse_oom(message: str) -> Optional[OomError]:
     return None
 
 
-@rule(KIND, matches=(
-    "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of … (torch >= 2.1)",
-    "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; … (torch < 2.1)",
-    "XPU out of memory. … / MPS backend out of memory … / CUDA error: out of memory",
-    "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes",
-), fix="`total += loss` -> `total += loss.item()` when a running total keeps every step's graph")
-def cuda_oom(ctx: RuleContext) -> Optional[Diagnosis]:
-    """An allocation failed: the device (or the CPU) ran out of memory."""
-    if not isinstance(ctx.exception, RuntimeError):  # NB: torch.OutOfMemoryError is a RuntimeError
-        return None
-    err = parse_oom(ctx.error_message)
-    if err is None:
-        return None
-    lineno = ctx.record.error_lineno
-    rows = _largest(ctx, err)
-    total = RunningTotal.find(ctx)
-    fix = total.fix(ctx) if total is not None else None
-    device = err.device if err.index is None else f"{err.device.lower()}:{err.index}"
-    why = [ctx.say("memory.oom.why")]
-    if rows:
-        why.append(ctx.say("memory.oom.largest", tensors=", ".join(
-            f"`{r.path}` {shape_text(r.shape)} {human_bytes(r.nbytes)}" for r in rows)))
-    if total is not None:
-        why.append(ctx.say("memory.oom.graph_kept", total=total.total, value=total.value_text,
-                           lineno=total.lineno, grad_fn=total.grad_fn))
-    why.append(ctx.say("memory.oom.fixes"))
-    if fix is None:
-        why.append(ctx.say("memory.oom.why_no_fix"))
-    size = ctx.say("memory.oom.size", size=err.size) if err.size else ctx.say("memory.oom.size_unknown")
-    lines = sorted({n for n in (lineno, total.lineno if total else None) if n})
-    return ctx.diagnosis(
-        KIND, ERROR, title=ctx.say("memory.oom.title", device=device),
-        summary=ctx.say("memory.oom.summary", device=device, size=size),
-        what=ctx.say("memory.oom.what", device=device, size=size, lineno=lineno or "?"),
-        why=("" if ctx.language == "zh" else " ").join(why), where=ctx.where(lineno), lines=lines,
-        names=[r.path for r in rows] + ([total.total] if total else []),
-        tensors=[_fact(r) for r in rows], fix=fix)
-
+# -- the culprit --
 
 def _largest(ctx: RuleContext, err: OomError) -> List[TensorRow]:
     """The largest tensors the names hold, those on the failing device first (metadata only)."""
@@ -145,15 +115,55 @@ class RunningTotal:
                                       type(value.grad_fn).__name__))
         return found[0] if len(found) == 1 else None
 
-    def fix(self, ctx: RuleContext) -> Optional[Fix]:
-        """`.item()` after the added value, when it is a name, attribute, call or subscript (`loss`, `out.loss`,
-        `out.abs().mean()`): `.item()` then binds to all of it."""
-        if not isinstance(self.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-            return None
-        _, end = node_span(ctx.record.source, self.value)
-        return make_fix(ctx.record.source, [TextEdit(end, end, ".item()")],
-                        ctx.say("memory.oom.fix", value=self.value_text, total=self.total, lineno=self.lineno))
-
 
 def _graph_scalar(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.grad_fn is not None and value.numel() == 1
+
+
+# -- the fix --
+
+def item_fix(ctx: RuleContext, total: RunningTotal) -> Optional[Fix]:
+    """`.item()` after the added value, when it is a name, attribute, call or subscript (`loss`, `out.loss`,
+    `out.abs().mean()`): `.item()` then binds to all of it."""
+    if not isinstance(total.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return None
+    _, end = node_span(ctx.record.source, total.value)
+    return make_fix(ctx.record.source, [TextEdit(end, end, ".item()")],
+                    ctx.say("memory.oom.fix", value=total.value_text, total=total.total, lineno=total.lineno))
+
+
+# -- the card --
+
+@rule(KIND, raises=RuntimeError, parse=parse_oom, matches=(
+    "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of … (torch >= 2.1)",
+    "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; … (torch < 2.1)",
+    "XPU out of memory. … / MPS backend out of memory … / CUDA error: out of memory",
+    "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes",
+), fix="`total += loss` -> `total += loss.item()` when a running total keeps every step's graph")
+def cuda_oom(ctx: RuleContext, err: OomError) -> Diagnosis:
+    """An allocation failed: the device (or the CPU) ran out of memory."""
+    # NB: torch.OutOfMemoryError is a RuntimeError
+    lineno = ctx.record.error_lineno
+    rows = _largest(ctx, err)
+    total = RunningTotal.find(ctx)
+    fix = item_fix(ctx, total) if total is not None else None
+    device = err.device if err.index is None else f"{err.device.lower()}:{err.index}"
+    why = [ctx.say("memory.oom.why")]
+    if rows:
+        why.append(ctx.say("memory.oom.largest", tensors=", ".join(
+            f"`{r.path}` {shape_text(r.shape)} {human_bytes(r.nbytes)}" for r in rows)))
+    if total is not None:
+        why.append(ctx.say("memory.oom.graph_kept", total=total.total, value=total.value_text,
+                           lineno=total.lineno, grad_fn=total.grad_fn))
+    why.append(ctx.say("memory.oom.fixes"))
+    if fix is None:
+        why.append(ctx.say("memory.oom.why_no_fix"))
+    size = ctx.say("memory.oom.size", size=err.size) if err.size else ctx.say("memory.oom.size_unknown")
+    lines = sorted({n for n in (lineno, total.lineno if total else None) if n})
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say("memory.oom.title", device=device),
+        summary=ctx.say("memory.oom.summary", device=device, size=size),
+        what=ctx.say("memory.oom.what", device=device, size=size, lineno=lineno or "?"),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=lines,
+        names=[r.path for r in rows] + ([total.total] if total else []),
+        tensors=[_fact(r) for r in rows], fix=fix)

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from ..fixes import assignments_to, cell_tree, enclosing_statement, make_fix, node_span, segment
+from ..cell import assignments_to, cell_tree, enclosing_statement, node_span, segment
+from ..edits import make_fix
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule

@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..facts import fact_for
-from ..fixes import (assignments_to, cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix,
-                     node_span, segment)
+from ..cell import assignments_to, cell_tree, enclosing_statement, indent_of, node_span, segment
+from ..edits import insert_line_before, make_fix
 from ..model import ERROR, WARNING, Diagnosis, Fix, TextEdit
 from ..record import StepEvent
 from .context import RuleContext

@@ -16,8 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ..fixes import (cell_tree, indent_of, insert_line_before, line_offsets, make_fix, node_span,
-                     split_lines, segment)
+from ..cell import cell_tree, indent_of, line_offsets, node_span, split_lines, segment
+from ..edits import insert_line_before, make_fix
 from ..model import WARNING, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .registry import rule

@@ -49,7 +49,7 @@ def test_html_card_copies_the_fixed_cell_in_jupyterlab(lab_server_html_only, pag
 
 
 def _card_html() -> str:
-    from grad_magic.fixes import make_fix
+    from grad_magic.edits import make_fix
     from grad_magic.model import Diagnosis, SourceLine, TensorFact, TextEdit
     from grad_magic.render import html
 

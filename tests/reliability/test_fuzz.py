@@ -7,7 +7,7 @@ with weird keys and objects whose `__getattr__`/`__repr__`/`__str__`/`__eq__`/`_
 raise. Whatever it makes:
 - `diagnose` returns a list of Diagnosis and no rule crashes on it (a crash would be an internal-error
   note: the engine survives it, but the user loses the explanation);
-- a proposed fix is a cell that parses (`grad_magic.fixes.parses`), or there is none;
+- a proposed fix is a cell that parses (`grad_magic.edits.parses`), or there is none;
 - every card renders; the HTML card has only the elements and attributes of a benign card, and the
   user's text shows up in it as text.
 """
@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import grad_magic
-from grad_magic import fixes
+from grad_magic import cell as gm_cell, edits
 from grad_magic.capture import Capture, CaptureOptions
 from grad_magic.engine import diagnose
 from grad_magic.model import WARNING, Diagnosis, Fix, SourceLine, TensorFact, TextEdit
@@ -211,11 +211,11 @@ def capture_run(cell: str, setup: Optional[str], name: str) -> Tuple[RunRecord, 
     """The cell run as %%gradcheck runs it (IPython syntax transformed, the magic line counted), minus IPython."""
     namespace: Dict[str, Any] = {"__name__": "__main__"}
     if setup:
-        exec(compile(fixes.python_of_cell(setup), f"<setup {name}>", "exec"), namespace)
+        exec(compile(gm_cell.python_of_cell(setup), f"<setup {name}>", "exec"), namespace)
     filename = f"<fuzz-seed {name}>"
     linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
     pad = "\n" if cell.startswith("%%") else ""
-    code = compile(pad + fixes.python_of_cell(cell), filename, "exec")
+    code = compile(pad + gm_cell.python_of_cell(cell), filename, "exec")
     run = Capture(CaptureOptions(), filename=filename, source=cell)
     try:
         with run:
@@ -310,7 +310,7 @@ def check_card(d: Diagnosis) -> None:
     assert page.attrs <= ALLOWED_ATTRS, f"attributes from user text: {page.attrs - ALLOWED_ATTRS}"
     # NB: the user's words survive as text (a field that became markup would be missing from it)
     shown = _plain("".join(page.text) + "".join(page.values))
-    source_lines = fixes.split_lines(d.source)
+    source_lines = gm_cell.split_lines(d.source)
     fields = [d.kind, d.title, d.summary, d.what, d.why, d.where, d.error_type,
               d.error_message if d.error_type else None, *d.notes,
               *(t.name for t in d.tensors), d.fix.description if d.fix else None,
@@ -349,7 +349,7 @@ def check_diagnoses(case: "Case", language: str) -> None:
         assert found and found[0].is_error, "a failed cell without an error card"
     for d in found:
         if d.fix is not None:
-            assert fixes.parses(d.fix.source), f"{d.kind} proposed a fix that does not parse:\n{d.fix.source}"
+            assert edits.parses(d.fix.source), f"{d.kind} proposed a fix that does not parse:\n{d.fix.source}"
             assert d.fix.source != source
         check_card(d)
 
@@ -366,7 +366,7 @@ def mutated_source(draw: Any, source: str) -> str:
         return source[:at] + draw(TEXTS) + source[at:]
     if how == "delete":
         return source[:at] + source[at + draw(st.integers(1, 40)):]
-    lines = fixes.split_lines(source, keepends=True)
+    lines = gm_cell.split_lines(source, keepends=True)
     if how == "replace_line":
         n = draw(st.integers(0, len(lines) - 1))
         lines[n] = draw(TEXTS) + "\n"
@@ -472,7 +472,7 @@ def hostile_dict(draw: Any, max_size: int) -> Dict[Any, Any]:
 def mutated_seed(draw: Any) -> Case:
     name, record, namespace = seeds()[draw(st.integers(0, len(seeds()) - 1))]
     source = draw(mutated_source(record.source))
-    n_lines = len(fixes.split_lines(source))
+    n_lines = len(gm_cell.split_lines(source))
     lineno = draw(st.sampled_from(["keep", "random", "none"]))
     mutated = dataclasses.replace(
         record, source=source, exception=draw(mutated_exception(record.exception)),
@@ -519,7 +519,7 @@ def random_records(draw: Any) -> Case:
     """Records no real run makes: every field arbitrary."""
     source = draw(st.one_of(TEXTS, st.lists(TEXTS, max_size=8).map("\n".join),
                             st.lists(TEXTS, max_size=6).map(lambda ls: "%%gradcheck\n" + "\n".join(ls))))
-    n = len(fixes.split_lines(source))
+    n = len(gm_cell.split_lines(source))
     lines = st.one_of(st.none(), st.integers(-2, n + 2))
     ops = st.lists(st.builds(OpEvent, name=st.sampled_from(["add_", "mul_", "__setitem__", "cat", "to"]) | TEXTS,
                              lineno=lines, targets=st.lists(snapshots(), max_size=3).map(tuple),
@@ -567,35 +567,35 @@ def cells(draw: Any) -> str:
 @given(cells(), st.data())
 def test_fix_helpers_never_propose_a_cell_that_does_not_parse(cell, data):
     """Any edit built with the helpers at any spot of any cell: make_fix gives a parsing cell or None."""
-    lines = fixes.split_lines(cell)
+    lines = gm_cell.split_lines(cell)
     n = len(lines)
     assume(n > 0)
     lineno = data.draw(st.integers(1, n), label="lineno")
     edits: List[TextEdit] = []
     how = data.draw(st.sampled_from(["insert", "wrap", "replace_node", "raw"]), label="how")
-    tree = fixes.cell_tree(cell)
+    tree = gm_cell.cell_tree(cell)
     if how == "insert":
-        edits = [fixes.insert_line_before(cell, lineno, fixes.indent_of(lines[lineno - 1]) +
+        edits = [edits.insert_line_before(cell, lineno, gm_cell.indent_of(lines[lineno - 1]) +
                                           data.draw(TEXTS, label="text"))]
     elif how == "wrap":
         last = data.draw(st.integers(lineno, n), label="last")
-        edits = fixes.wrap_in_block(cell, lineno, last, data.draw(st.sampled_from(
+        edits = edits.wrap_in_block(cell, lineno, last, data.draw(st.sampled_from(
             ["with torch.no_grad()", "if True", "try", "for _ in range(1)", "with x("]), label="header"))
     elif how == "replace_node" and tree is not None:
-        stmt = fixes.enclosing_statement(tree, lineno)
+        stmt = gm_cell.enclosing_statement(tree, lineno)
         assume(stmt is not None)
-        start, end = fixes.node_span(cell, stmt)
+        start, end = gm_cell.node_span(cell, stmt)
         edits = [TextEdit(start, end, data.draw(TEXTS, label="text"))]
-        fixes.body_indent(cell, stmt.lineno)
-        fixes.assignments_to(tree, data.draw(NAMES, label="name"))
+        gm_cell.body_indent(cell, stmt.lineno)
+        gm_cell.assignments_to(tree, data.draw(NAMES, label="name"))
     else:
         start = data.draw(st.integers(0, len(cell)), label="start")
         end = data.draw(st.integers(start, len(cell)), label="end")
         edits = [TextEdit(start, end, data.draw(TEXTS, label="text"))]
-    fix = fixes.make_fix(cell, edits, "fuzz")
-    assert fix is None or fixes.parses(fix.source)
+    fix = edits.make_fix(cell, edits, "fuzz")
+    assert fix is None or edits.parses(fix.source)
     if fix is not None:
-        assert fixes.cell_tree(fix.source) is not None or not fix.source.startswith("%%")
+        assert gm_cell.cell_tree(fix.source) is not None or not fix.source.startswith("%%")
 
 
 SNIPPETS = ["import torch", "x = torch.ones(3, requires_grad=True)",
@@ -621,13 +621,13 @@ def python_cells(draw: Any) -> str:
 @given(python_cells())
 def test_a_node_span_is_exactly_the_nodes_source(cell):
     """`node_span` finds the characters ast says a statement spans (the base of every minimal edit)."""
-    tree = fixes.cell_tree(cell)
+    tree = gm_cell.cell_tree(cell)
     magic = cell.startswith("%%")
-    assume(tree is not None and fixes.python_of_cell(cell) == (cell.partition("\n")[2] if magic else cell))
-    python = ("\n" if magic else "") + fixes.python_of_cell(cell)  # NB: no IPython syntax: the cell's text
+    assume(tree is not None and gm_cell.python_of_cell(cell) == (cell.partition("\n")[2] if magic else cell))
+    python = ("\n" if magic else "") + gm_cell.python_of_cell(cell)  # NB: no IPython syntax: the cell's text
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt):
-            start, end = fixes.node_span(cell, node)
+            start, end = gm_cell.node_span(cell, node)
             assert cell[start:end] == ast.get_source_segment(python, node), ast.dump(node)[:200]
 
 
@@ -635,9 +635,9 @@ def test_a_node_span_is_exactly_the_nodes_source(cell):
 @given(st.one_of(TEXTS, cells(), st.binary(max_size=60).map(lambda b: b.decode("utf-8", "surrogateescape"))))
 def test_parsing_helpers_answer_for_any_text(text):
     """`parses`, `python_of_cell` and `cell_tree` answer (True/False, text, tree/None) for any text."""
-    assert fixes.parses(text) in (True, False)
-    fixes.cell_tree(text)
-    fixes.line_offsets(text)
+    assert edits.parses(text) in (True, False)
+    gm_cell.cell_tree(text)
+    gm_cell.line_offsets(text)
 
 
 # -- cards built directly from hostile fields --
@@ -645,7 +645,7 @@ def test_parsing_helpers_answer_for_any_text(text):
 @st.composite
 def hostile_diagnoses(draw: Any) -> Diagnosis:
     source = draw(st.one_of(TEXTS, cells()))
-    n = len(fixes.split_lines(source))
+    n = len(gm_cell.split_lines(source))
     fixed = draw(st.one_of(st.none(), TEXTS, cells()))
     facts = st.builds(TensorFact, name=NAMES, kind=TEXTS, shape=TEXTS, dtype=TEXTS, device=TEXTS,
                       requires_grad=st.none() | st.booleans(), is_leaf=st.none() | st.booleans(),

@@ -27,7 +27,7 @@ def prompt(n: int) -> str:
 
 RULE = textwrap.dedent('''\
     """A test-only rule: a cell that raises TERMINAL-FAULT gets a card whose fix replaces the raise."""
-    from grad_magic.fixes import make_fix
+    from grad_magic.edits import make_fix
     from grad_magic.model import TextEdit
     from grad_magic.rules import rule
 

@@ -14,7 +14,8 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import torch
 
-from ...fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, node_span, segment
+from ...cell import cell_tree, enclosing_statement, indent_of, node_span, segment
+from ...edits import insert_line_before
 from ...model import TextEdit
 from ...names import NameIndex
 from ..context import RuleContext

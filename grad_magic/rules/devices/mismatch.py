@@ -9,7 +9,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ...facts import shape_text, tensor_fact
-from ...fixes import make_fix
+from ...edits import make_fix
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ..context import RuleContext
 from ..registry import rule

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ...fixes import enclosing_statement
+from ...cell import enclosing_statement
 from ..context import RuleContext
 from .shared import (_COPIES, _CUT_METHODS, _FACTORIES, _TAKES_REQUIRES_GRAD, _binds, _callee_name,
                      _contains_line, _false_arg, _is_false, dotted_text, grad_off_around, is_leaf,

@@ -11,7 +11,8 @@ from typing import List, Optional, Set, Tuple
 
 import torch
 
-from ...fixes import enclosing_statement, indent_of, line_offsets, make_fix, node_span
+from ...cell import enclosing_statement, indent_of, line_offsets, node_span
+from ...edits import make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
 from .causes import LEAF, BackwardSite, Cause, Tracer, _cut_kind, _short_cut

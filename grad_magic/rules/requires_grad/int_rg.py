@@ -14,7 +14,8 @@ from typing import Any, List, Optional, Set, Tuple
 import torch
 
 from ...facts import dtype_name
-from ...fixes import cell_tree, enclosing_statement, make_fix, node_span
+from ...cell import cell_tree, enclosing_statement, node_span
+from ...edits import make_fix
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..registry import rule

@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Sequence
 
 import torch
 
-from ...fixes import cell_tree, enclosing_statement
+from ...cell import cell_tree, enclosing_statement
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ..context import RuleContext
 from ..registry import rule

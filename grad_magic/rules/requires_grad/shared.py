@@ -10,8 +10,9 @@ from typing import Any, List, Optional, Sequence, Set
 
 import torch
 
+from ... import catalog
 from ...facts import fact_for as _fact_for
-from ...fixes import node_span
+from ...cell import node_span
 from ...model import TensorFact
 from ..context import RuleContext
 
@@ -111,10 +112,7 @@ def dotted_text(node: ast.AST) -> Optional[str]:
 
 def join(ctx: RuleContext, items: Sequence[str]) -> str:
     """`a`, `b` and `c` (in the card's language)."""
-    items = list(items)
-    if len(items) < 2:
-        return "".join(items)
-    return ctx.say("missing_rg.list", head=ctx.say("missing_rg.comma").join(items[:-1]), last=items[-1])
+    return catalog.listing(items, ctx.language)
 
 
 def torch_aliases(tree: ast.AST) -> Set[str]:

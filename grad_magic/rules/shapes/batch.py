@@ -7,7 +7,8 @@ import re
 from typing import List, Optional, Tuple
 
 from ...facts import shape_text
-from ...fixes import cell_tree, make_fix, node_span
+from ...cell import cell_tree, node_span
+from ...edits import make_fix
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..registry import rule

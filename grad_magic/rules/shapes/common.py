@@ -9,7 +9,7 @@ from typing import Any, List, Optional, Sequence
 import torch
 
 from ...facts import shape_text
-from ...fixes import enclosing_statement, segment
+from ...cell import enclosing_statement, segment
 from ...model import TensorFact
 from ...record import OpEvent, TensorSnapshot
 from ..context import RuleContext

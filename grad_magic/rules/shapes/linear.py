@@ -10,7 +10,8 @@ from typing import List, Optional, Tuple
 import torch
 
 from ...facts import shape_text, tensor_fact
-from ...fixes import cell_tree, enclosing_statement, indent_of, insert_line_before, make_fix, node_span
+from ...cell import cell_tree, enclosing_statement, indent_of, node_span
+from ...edits import insert_line_before, make_fix
 from ...model import ERROR, Diagnosis, Fix, TensorFact, TextEdit
 from ...record import OpEvent
 from ..context import RuleContext

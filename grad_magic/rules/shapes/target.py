@@ -9,7 +9,8 @@ from typing import Optional, Tuple
 
 import torch
 
-from ...fixes import cell_tree, make_fix, node_span
+from ...cell import cell_tree, node_span
+from ...edits import make_fix
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..registry import rule

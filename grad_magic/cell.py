@@ -1,7 +1,9 @@
-"""Minimal fixes: small text edits on the user's own cell text, checked to still parse.
+"""The cell as text and as Python: its lines, their offsets, the Python it runs, its syntax tree and the text
+of a node -- all numbered as the editor shows them.
 
-Find the spot with `ast` positions, replace only those characters, leave every other character alone.
-Never regenerate source with `ast.unparse`. A fix that does not parse is no fix (None).
+The one place that maps a cell to Python and line numbers: the cell runner compiles with `python_lines`,
+the rules and renderers read `python_of_cell` / `cell_tree`, and both keep the editor's numbering.
+May import IPython (its input transformer); never torch, never a renderer.
 """
 from __future__ import annotations
 
@@ -10,10 +12,7 @@ import re
 import textwrap
 import warnings
 from functools import lru_cache
-from typing import Iterable, List, Optional, Sequence, Tuple
-
-from .model import Fix, TextEdit
-
+from typing import Callable, List, Optional, Sequence, Tuple
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -50,19 +49,6 @@ def utf8_col(line: str, col_bytes: int) -> int:
     return len(line.encode("utf-8")[:col_bytes].decode("utf-8", errors="ignore"))
 
 
-def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))
-    for a, b in zip(ordered, ordered[1:]):
-        assert a.end <= b.start, f"overlapping edits {a} and {b}"
-    out, at = [], 0
-    for e in ordered:
-        out.append(source[at:e.start])
-        out.append(e.text)
-        at = e.end
-    out.append(source[at:])
-    return "".join(out)
-
-
 GRADCHECK_LINE = re.compile(r"%%gradcheck(?:[ \t]|$)")
 MAX_STACKED = 16  # cell magics looked at above a `%%gradcheck` line
 
@@ -80,7 +66,6 @@ def magic_lines(cell: str) -> int:
             return i + 1
     return 1
 
-
 @lru_cache(maxsize=16)  # NB: a pure function of the text; rules and fixes ask for the same cell often
 def python_of_cell(cell: str) -> str:
     """The Python a cell runs: its `%%` magic lines dropped (see `magic_lines`), IPython syntax (%magic,
@@ -92,17 +77,30 @@ def python_of_cell(cell: str) -> str:
     header = magic_lines(cell)
     parts = cell.split("\n", header) if header else [cell]
     body = parts[header] if len(parts) > header else ""
-    python = _plain_python(body)
-    if python is None:
-        try:
-            from IPython.core.inputtransformer2 import TransformerManager
-        except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
-            return body
-        with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
-            warnings.simplefilter("ignore")
-            python = TransformerManager().transform_cell(body)
-    dropped = _leading_newlines(body) - _leading_newlines(python)
-    return "\n" * (max(0, header - 1) + max(0, dropped)) + python
+    return python_lines(body, max(0, header - 1), _transform)
+
+
+def python_lines(body: str, lines_above: int, transform: Callable[[str], str]) -> str:
+    """The Python of a cell body, `transform`ed (IPython's input transforms), padded with blank lines so
+    that each line keeps its number: `lines_above` for the lines over the body, and one for each blank line
+    the transforms dropped at the top."""
+    python = transform(body)
+    dropped = leading_newlines(body) - leading_newlines(python)
+    return "\n" * (lines_above + max(0, dropped)) + python
+
+
+def _transform(body: str) -> str:
+    """IPython's input transforms of a fresh TransformerManager; plain Python (most cells) without them."""
+    python = plain_python(body)
+    if python is not None:
+        return python
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
+        return body
+    with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
+        warnings.simplefilter("ignore")
+        return TransformerManager().transform_cell(body)
 
 
 # NB: where IPython's input transforms act: an escape at the start of a line (%magic, !cmd, ?help,
@@ -110,7 +108,7 @@ def python_of_cell(cell: str) -> str:
 _IPYTHON_SYNTAX = re.compile(r"^[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|\?|=[ \t]*[%!]", re.MULTILINE)
 
 
-def _plain_python(body: str) -> Optional[str]:
+def plain_python(body: str) -> Optional[str]:
     """What IPython's `transform_cell` makes of a body with none of its syntax in it (None if it has
     some): the body without its leading blank lines, spaces on blank lines dropped, ending in a newline. IPython tokenizes the whole
     cell to find out, ~25 us a line; most cells need none of it."""
@@ -123,26 +121,8 @@ def _plain_python(body: str) -> Optional[str]:
     return textwrap.dedent("".join(lines[start:]))  # NB: as IPython: blank lines lose their spaces
 
 
-def _leading_newlines(text: str) -> int:
+def leading_newlines(text: str) -> int:
     return text[:len(text) - len(text.lstrip())].count("\n")
-
-
-def parses(cell: str) -> bool:
-    try:
-        ast.parse(python_of_cell(cell))
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
-def make_fix(source: str, edits: Sequence[TextEdit], description: str) -> Optional[Fix]:
-    """The fixed cell, or None when the edits do nothing or the result would not parse."""
-    if not edits:
-        return None
-    fixed = apply_edits(source, edits)
-    if fixed == source or not parses(fixed):
-        return None
-    return Fix(description=description, source=fixed, edits=tuple(edits))
 
 
 # -- finding the spot: the cell's own syntax tree, numbered as the editor shows it --
@@ -199,28 +179,6 @@ def body_indent(cell: str, lineno: int) -> str:
     steps = [d[len(indent):] for d in deeper if d.startswith(indent) and len(d) > len(indent)]
     step = min(steps, key=len) if steps else "    "
     return indent + step
-
-
-def insert_line_before(cell: str, lineno: int, text: str) -> TextEdit:
-    """Insert `text` (one line, no newline) before line `lineno`."""
-    at = line_offsets(cell)[lineno - 1]
-    return TextEdit(at, at, text + "\n")
-
-
-def wrap_in_block(cell: str, first: int, last: int, header: str) -> List[TextEdit]:
-    """Put lines first..last under `header:` (e.g. `with torch.no_grad()`), indenting them one level."""
-    lines = split_lines(cell, keepends=True)
-    offs = line_offsets(cell)
-    indent = indent_of(lines[first - 1])
-    step = body_indent(cell, first)[len(indent):] or "    "
-    edits = [TextEdit(offs[first - 1], offs[first - 1], f"{indent}{header}:\n")]
-    for n in range(first, last + 1):
-        if lines[n - 1].strip():
-            at = offs[n - 1] + len(indent)
-            edits.append(TextEdit(at, at, step))
-    # NB: with no indentation the header and the first step share an offset; apply_edits' stable sort
-    # keeps the header first.
-    return edits
 
 
 def enclosing_statement(tree: ast.Module, lineno: int) -> Optional[ast.stmt]:

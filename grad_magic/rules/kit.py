@@ -1,0 +1,239 @@
+"""The rules' toolkit: the helpers every rule family shares, written once.
+
+- the cell's syntax: dotted names, a node's text, when an expression needs parentheses, a call's callee and
+  arguments, the statements of a scope, grad-disabling blocks, how the cell spells `torch`;
+- what ran: the tracked torch call that raised;
+- live objects: tensor facts where torch may refuse them (metadata only, never data);
+- the one `LossCall`: a loss called in the cell, with its input and target.
+
+Wording is not here: sentences and lists are joined by the catalog (`catalog.sentences`, `catalog.listing`).
+May touch: the cell's ast and source text, the run record, the NameIndex; of live objects, torch metadata only.
+Never runs user code.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Set
+
+import torch
+
+from ..cell import enclosing_statement, node_span, segment
+from ..facts import fact_for as _fact_for
+from ..model import TensorFact
+from ..record import OpEvent
+from .context import RuleContext
+
+# -- the cell's syntax --
+
+# NB: atoms bind tighter than any operator: `x.item()` may follow them, `-x` or `a + b` need parentheses
+ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)
+
+
+def dotted(node: Optional[ast.AST]) -> Optional[str]:
+    """`model.fc.weight` for a chain of attributes on a name, else None."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def text_of(source: str, node: Optional[ast.AST]) -> str:
+    """A node's text in the cell, "" for none."""
+    return (segment(source, node) or "") if node is not None else ""
+
+
+def one_line(source: str, node: Optional[ast.AST]) -> str:
+    """A node's text on one line, its runs of white space folded to one space."""
+    return " ".join(text_of(source, node).split())
+
+
+def code_text(source: str, node: Optional[ast.AST]) -> str:
+    """A node's source as one line (a compound statement's first line only), without its comment."""
+    if node is None or not hasattr(node, "lineno"):
+        return ""
+    start, end = node_span(source, node)
+    text = source[start:end]
+    if isinstance(node, ast.stmt) and not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+        text = text.splitlines()[0]
+    return " ".join(text.split())
+
+
+def parenthesised(text: str, node: ast.AST) -> str:
+    """`text` as it must be written before `.item()` or another attribute: in parentheses unless an atom."""
+    return text if isinstance(node, ATOMS) else f"({text})"
+
+
+def callee_name(call: ast.Call) -> str:
+    """`relu` for `torch.relu(...)`, `F.relu(...)` and `relu(...)`; "" for a computed callee."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.AST]:
+    """The argument passed at position `index` or as `keyword=`, else None (positions after a `*args` are unknown)."""
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def calls_in(stmt: Optional[ast.AST]) -> List[ast.Call]:
+    """The calls inside a node, in source order."""
+    if stmt is None:
+        return []
+    return sorted((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+
+
+def calls_on_line(tree: Optional[ast.Module], lineno: Optional[int]) -> List[ast.Call]:
+    """The calls of the statement that spans `lineno`, in source order."""
+    return calls_in(enclosing_statement(tree, lineno) if tree is not None and lineno else None)
+
+
+def scope_statements(node: ast.AST) -> List[ast.stmt]:
+    """Statements of a module / function body, nested blocks included, nested defs and classes not."""
+    found: List[ast.stmt] = []
+
+    def walk(body: Sequence[ast.stmt]) -> None:
+        for stmt in body:
+            found.append(stmt)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                walk(getattr(stmt, name, ()) or ())
+            for handler in getattr(stmt, "handlers", ()) or ():
+                walk(handler.body)
+
+    walk(getattr(node, "body", []))
+    return found
+
+
+def is_false(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+# -- grad-disabling blocks: the one list every rule uses --
+
+GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
+
+
+def grad_off_call(node: ast.AST) -> bool:
+    """`torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)`: a call that turns autograd off."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = callee_name(node)
+    if name not in GRAD_OFF:
+        return False
+    args = [*node.args, *(k.value for k in node.keywords)]
+    if name == "set_grad_enabled":
+        return bool(args) and is_false(args[0])
+    return not args or not is_false(args[0])
+
+
+def grad_off_blocks(scope: ast.AST, lineno: int) -> List[ast.AST]:
+    """The `with` blocks in `scope` whose body spans `lineno` and that turn autograd off, outermost first."""
+    found = [node for node in scope_statements(scope)
+             if isinstance(node, (ast.With, ast.AsyncWith)) and node.body[0].lineno <= lineno <= (
+                 node.end_lineno or node.lineno) and any(grad_off_call(i.context_expr) for i in node.items)]
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def grad_off_around(stmt: ast.stmt, scope: ast.AST) -> Optional[ast.AST]:
+    """The innermost `with torch.no_grad():` (or inference_mode, set_grad_enabled(False)) in `scope` around
+    `stmt`, or a no_grad decorator of the function `scope` is; None when autograd is on there."""
+    blocks = grad_off_blocks(scope, stmt.lineno)
+    if blocks:
+        return blocks[-1]
+    for deco in getattr(scope, "decorator_list", ()):
+        if grad_off_call(deco) or (dotted(deco) or "").split(".")[-1] in ("no_grad", "inference_mode"):
+            return deco
+    return None
+
+
+def torch_aliases(tree: ast.AST) -> Set[str]:
+    """Names the cell binds to the torch module (`import torch as T` -> {'T'})."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.asname or a.name for a in node.names if a.name == "torch"}
+    return found
+
+
+def torch_name(ctx: RuleContext, tree: Optional[ast.AST]) -> Optional[str]:
+    """How the cell spells `torch`: its own `import torch as T`, else a name bound to torch in the namespace."""
+    aliases = sorted(torch_aliases(tree)) if tree is not None else []
+    if aliases:
+        return "torch" if "torch" in aliases else aliases[0]
+    if ctx.names.lookup("torch") is torch:
+        return "torch"
+    return next((name for name, obj in ctx.names.objects() if obj is torch), None)
+
+
+# -- what ran --
+
+def failed_op(ctx: RuleContext, names: Sequence[str] = (), lineno: Optional[int] = None) -> Optional[OpEvent]:
+    """The last recorded torch call that raised -- among those named `names` when given -- on `lineno`
+    (default: the error's line) when one did there, else the last one anywhere."""
+    events = [e for e in ctx.record.failed_ops if not names or e.name in names]
+    line = ctx.record.error_lineno if lineno is None else lineno
+    on_line = [e for e in events if e.lineno == line]
+    return (on_line or events or [None])[-1]
+
+
+def lookup(ctx: RuleContext, node: Optional[ast.AST]) -> Any:
+    """The live object a Name/Attribute chain of the cell names (NameIndex: no user code runs), else None."""
+    name = dotted(node)
+    return ctx.names.lookup(name) if name else None
+
+
+# -- live objects: metadata only --
+
+def is_leaf(t: torch.Tensor) -> Optional[bool]:
+    """`t.is_leaf`, or None where torch refuses to say (a view made under no_grad, then changed in place)."""
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return None
+
+
+def grad_fn_name(t: torch.Tensor) -> Optional[str]:
+    """The name of `t.grad_fn` ("" for none), or None where torch refuses to say."""
+    try:
+        return type(t.grad_fn).__name__ if t.grad_fn is not None else ""
+    except RuntimeError:
+        return None
+
+
+def fact_for(name: str, obj: Any) -> Optional[TensorFact]:
+    """facts.fact_for, or None for an object whose metadata cannot be read (torch refuses, or a tensor
+    subclass or proxy whose attributes raise)."""
+    try:
+        return _fact_for(name, obj)
+    except Exception:
+        return None
+
+
+# -- the loss call --
+
+@dataclass(frozen=True)
+class LossCall:
+    """A loss called in the cell: `criterion(out, y)`, `F.cross_entropy(out, y)`, `nn.NLLLoss()(out, y)`."""
+
+    call: ast.Call
+    loss: Any  # the loss: a torch.nn.functional function, or the loss module (or class) called
+    written: str  # how the cell calls it: `criterion`, `F.cross_entropy`
+    input: Optional[ast.AST]
+    target: Optional[ast.AST]
+
+
+def loss_calls(ctx: RuleContext, calls: Sequence[ast.Call], is_loss: Callable[[Any], bool]) -> List[LossCall]:
+    """The calls among `calls` whose callee `is_loss` (given the live function, module or module class)."""
+    found: List[LossCall] = []
+    for call in calls:
+        callee = call.func.func if isinstance(call.func, ast.Call) else call.func  # `nn.CrossEntropyLoss()(...)`
+        loss = lookup(ctx, callee)
+        if loss is None or not is_loss(loss):
+            continue
+        found.append(LossCall(call, loss, one_line(ctx.record.source, call.func), argument(call, 0, "input"),
+                              argument(call, 1, "target")))
+    return found

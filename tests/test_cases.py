@@ -1,7 +1,8 @@
 """Golden cases: every file `cases/<kind>/<name>.py` is a cell that must be diagnosed as `<kind>`.
 
 For each case: the text card and the fixed cell are compared with `golden/<kind>/<name>.card.txt` and
-`golden/<kind>/<name>.fixed.py` (or `<name>.nofix` when no fix must be proposed); the fixed cell is run
+`golden/<kind>/<name>.fixed.py` (or `<name>.nofix` when no fix must be proposed), and the Chinese card, made
+from the same run record, with `golden/<kind>/<name>.card.zh.txt`; the fixed cell is run
 in a fresh namespace under %%gradcheck and must neither fail nor be diagnosed as `<kind>` again; and
 it may differ from the original only on the lines its edits touch.
 An optional `<name>.setup.py` beside a case runs first (plain, unchecked) before the case and its fix.
@@ -17,7 +18,9 @@ from pathlib import Path
 import pytest
 
 import grad_magic
+import grad_magic.cellrun
 from grad_magic.cell import line_offsets
+from grad_magic.engine import diagnose
 from gm_shell import run
 
 HERE = Path(__file__).parent
@@ -67,17 +70,35 @@ def edited_lines(original: str, edits) -> set:
     return lines
 
 
+def also_in_chinese(monkeypatch) -> list:
+    """The Chinese diagnoses of every run from now on, made from the same run record as the cards shown
+    (diagnosing it again costs far less than running the cell again)."""
+    chinese: list = []
+    shown = grad_magic.cellrun.diagnose_and_remember
+
+    def both(record, namespace):
+        chinese[:] = diagnose(record, namespace, "zh")
+        return shown(record, namespace)
+
+    monkeypatch.setattr(grad_magic.cellrun, "diagnose_and_remember", both)
+    return chinese
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
 def test_case(shell, case, monkeypatch):
     monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
     kind = case.parent.name
     source = case.read_text(encoding="utf-8")
+    chinese = also_in_chinese(monkeypatch)
     run_case(shell, case, source)
     found = grad_magic.last_diagnoses()
     assert kind in [d.kind for d in found], f"diagnosed {[d.kind for d in found]}, expected {kind}"
     d = next(d for d in found if d.kind == kind)
     golden = HERE / "golden" / kind
     check_golden(golden / f"{case.stem}.card.txt", normalise(str(d)) + "\n")
+    zh = next(x for x in chinese if x.kind == kind)
+    check_golden(golden / f"{case.stem}.card.zh.txt", normalise(str(zh)) + "\n")
     if d.fix is None:
         assert not (golden / f"{case.stem}.fixed.py").exists(), "a fix was expected"
         check_golden(golden / f"{case.stem}.nofix", "no fix proposed\n")

@@ -22,13 +22,17 @@ __all__ = ["Capture", "CaptureOptions", "Diagnosis", "Fix", "SourceLine", "Tenso
 
 _MAGIC_CLASSES: tuple = ()
 _CONFIGURABLE: Any = None
+_UNDO_FORMATTERS: Any = None
 
 
 def load_ipython_extension(shell: Any) -> None:
     """`%load_ext grad_magic`: register the magics and the `GradMagic` settings."""
     from .magics import GradMagic, GradMagics
+    from .render import formatters_registered
 
-    global _MAGIC_CLASSES, _CONFIGURABLE
+    global _MAGIC_CLASSES, _CONFIGURABLE, _UNDO_FORMATTERS
+    if _UNDO_FORMATTERS is None:
+        _UNDO_FORMATTERS = formatters_registered(shell)
     _CONFIGURABLE = GradMagic(parent=shell)
     shell.configurables.append(_CONFIGURABLE)
     classes = [GradMagics]
@@ -45,7 +49,10 @@ def load_ipython_extension(shell: Any) -> None:
 
 def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext grad_magic`: remove every magic and setting the extension registered."""
-    global _MAGIC_CLASSES, _CONFIGURABLE
+    global _MAGIC_CLASSES, _CONFIGURABLE, _UNDO_FORMATTERS
+    if _UNDO_FORMATTERS is not None:
+        _UNDO_FORMATTERS()
+        _UNDO_FORMATTERS = None
     if _CONFIGURABLE is not None and _CONFIGURABLE in shell.configurables:
         shell.configurables.remove(_CONFIGURABLE)
         state.set_language(None)

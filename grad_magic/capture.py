@@ -32,9 +32,9 @@ from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
 from .stacks import TraceFilter
-from .tracker import OpLog, _OpTracker
+from .tracker import OpLog, OpTracker
 
-_TRACKER_FUNCTION = _OpTracker.__torch_function__.__code__
+_TRACKER_FUNCTION = OpTracker.__torch_function__.__code__
 TRACKER_CODE = frozenset({_TRACKER_FUNCTION})  # NB: its frame is in every op's stack
 _TRACKER_FILE = _TRACKER_FUNCTION.co_filename
 
@@ -198,7 +198,7 @@ class Capture:
             undo.append(trace.uninstall)
             trace.install()
         if opts.track:
-            tracker = _OpTracker(self._log)
+            tracker = OpTracker(self._log)
             self._steps = steps = _StepWatch(self._log, tracker)
             undo.append(functools.partial(_unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)

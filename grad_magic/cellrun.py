@@ -111,10 +111,12 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
         run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
         from IPython.display import display
 
+        from .render import Card
+
         for d in diagnoses:
             if d.severity == "warning" and options.quiet:
                 continue
-            display(d)
+            display(Card(d))
         if exc is not None:
             setattr(exc, _SHOWN, True)
     except Exception:

@@ -11,7 +11,8 @@ from typing import Any, List, Mapping, Optional
 from . import state
 from .model import ERROR, WARNING, Diagnosis
 from .record import RunRecord
-from .rules import Rule, rules_of
+from . import rules  # noqa: F401 -- registers every rule family, in order
+from .rules.registry import Rule, rules_of
 from .rules.context import RuleContext
 from .rules.generic import generic
 

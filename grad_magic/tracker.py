@@ -76,7 +76,7 @@ class OpLog:
         queue.append(event)
 
 
-class _OpTracker(TorchFunctionMode):
+class OpTracker(TorchFunctionMode):
     def __init__(self, log: OpLog) -> None:
         super().__init__()
         self._log = log

@@ -20,7 +20,7 @@ def _cell(text: str) -> str:
 
 
 def kinds_table() -> str:
-    from grad_magic.rules import RULES
+    from grad_magic.rules.registry import RULES
 
     rows = ["| kind | | what it keys on | fix it proposes |", "|---|---|---|---|"]
     for r in RULES.values():

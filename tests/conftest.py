@@ -65,3 +65,17 @@ def shell():
         sh.display_pub = publisher
         sh.run_line_magic("unload_ext", "grad_magic")
         grad_magic.state.remember([])
+
+
+# NB: the fast tier (`pytest -m "not slow"`, under a minute, for work in progress) leaves out what runs a
+# real kernel, server, browser or terminal, the reliability suites and the golden suite (test_cases.py,
+# marked in its file); CI runs everything.
+SLOW_FOLDERS = ("browser", "reliability", "gpu")
+SLOW_MARKS = ("kernel", "browser")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        folder = item.path.parent.name
+        if folder in SLOW_FOLDERS or any(item.get_closest_marker(m) for m in SLOW_MARKS):
+            item.add_marker(pytest.mark.slow)

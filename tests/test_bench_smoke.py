@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("overhead", "time_to_card", "grad_device", "load")
 
@@ -29,6 +31,7 @@ def numbers(value):
             yield from numbers(item)
 
 
+@pytest.mark.slow
 def test_quick_bench_writes_every_section(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -21,7 +21,7 @@ def test_the_table_of_kinds_is_the_registrys():
 
 
 def test_every_rule_says_what_it_keys_on_and_how_it_fixes():
-    from grad_magic.rules import RULES
+    from grad_magic.rules.registry import RULES
 
     undocumented = [r.slug for r in RULES.values() if not r.matches]
     assert not undocumented, f"rules without matches=: {undocumented}"

@@ -10,7 +10,7 @@ import grad_magic
 from grad_magic import catalog
 from grad_magic.engine import diagnose
 from grad_magic.record import RunRecord
-from grad_magic.rules import RULES, rule
+from grad_magic.rules.registry import RULES, rule
 from gm_shell import displayed, run
 
 

@@ -1,11 +1,9 @@
 """Rules: one module per family, registered in the order below (the order first-match-wins uses).
 
-Order: the specific seed families first (requires_grad, leaf, inplace, optimizer, devices, loading); within a
-module, the order of definition. The generic diagnosis (rules/generic.py) answers when no rule matches.
+Order: the specific seed families first (requires_grad, leaf, inplace, optimizer, device_mismatch, loading);
+within a module, the order of definition. The generic diagnosis (rules/generic.py) answers when no rule matches.
 """
-from .registry import RULES, Rule, rule, rules_of  # noqa: F401
-
 # NB: import order is rule order.
-from . import requires_grad, leaf, inplace, optimizer, devices, loading  # noqa: E402,F401
+from . import requires_grad, leaf, inplace, optimizer, device_mismatch, loading  # noqa: E402,F401
 from . import backward, conversions, dtypes, shapes, memory, numerics, training  # noqa: E402,F401
 from . import generic  # noqa: E402,F401

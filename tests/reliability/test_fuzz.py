@@ -40,7 +40,7 @@ from grad_magic.engine import diagnose
 from grad_magic.model import WARNING, Diagnosis, Fix, SourceLine, TensorFact, TextEdit
 from grad_magic.record import CapturedWarning, OpEvent, RunRecord, StepEvent, TensorSnapshot
 from grad_magic.render.json import MIME
-from grad_magic.rules import RULES
+from grad_magic.rules.registry import RULES
 from grad_magic.rules.context import RuleContext
 from grad_magic.rules.generic import generic
 

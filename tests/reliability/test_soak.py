@@ -27,7 +27,7 @@ from IPython.core.displaypub import DisplayPublisher
 
 import grad_magic
 import grad_magic.render.html
-from grad_magic.rules import RULES, rule
+from grad_magic.rules.registry import RULES, rule
 from reliability_support import (attributes, changed_attributes, clear_last_error, differences,
                                  live_objects_of, live_tensors, snapshot)
 

@@ -29,7 +29,7 @@ RULE = textwrap.dedent('''\
     """A test-only rule: a cell that raises TERMINAL-FAULT gets a card whose fix replaces the raise."""
     from grad_magic.edits import make_fix
     from grad_magic.model import TextEdit
-    from grad_magic.rules import rule
+    from grad_magic.rules.registry import rule
 
 
     @rule("test-terminal-fault")

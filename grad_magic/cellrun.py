@@ -9,7 +9,9 @@ cell is marked failed) after the card is shown.
 from __future__ import annotations
 
 import ast
+import io
 import sys
+import tokenize
 from types import CodeType, TracebackType
 from typing import Any, Optional, Tuple
 
@@ -34,7 +36,7 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
     run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
     try:
         with run:
-            module, last = _compile(shell, body, filename, above)
+            module, last, python = _compile(shell, body, filename, above)
             # NB: run here, not in a helper: one frame less between IPython and the cell
             exec(module, shell.user_global_ns, shell.user_ns)
             value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
@@ -44,7 +46,7 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
         _as_in_a_plain_cell(exc)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
-    return None if _ends_with_semicolon(body) else value
+    return None if last is None or _ends_with_semicolon(shell, python) else value
 
 
 def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:
@@ -87,16 +89,17 @@ def _cell_number(shell: Any) -> int:
     return shell.execution_count
 
 
-def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[CodeType, Optional[CodeType]]:
+def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[CodeType, Optional[CodeType], str]:
     """Compile the body with its line numbers shifted to where the editor shows them (below the magic
-    line and the `above` lines over it)."""
+    line and the `above` lines over it); also the Python it runs."""
     # NB: IPython's cleanup transforms drop leading blank lines; python_lines pads them back.
-    tree = shell.compile.ast_parse(python_lines(body, 1 + above, shell.transform_cell), filename=filename)
+    python = python_lines(body, 1 + above, shell.transform_cell)
+    tree = shell.compile.ast_parse(python, filename=filename)
     tree = shell.transform_ast(tree)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = shell.compile(ast.Expression(tree.body.pop().value), filename, "eval")
-    return shell.compile(tree, filename, "exec"), last
+    return shell.compile(tree, filename, "exec"), last, python
 
 
 def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
@@ -153,7 +156,20 @@ def _from_cell(tb: Optional[TracebackType], filename: str) -> Optional[Traceback
     return start if start is not None else tb
 
 
-def _ends_with_semicolon(body: str) -> bool:
-    """A trailing `;` silences the value, as in a plain cell."""
-    lines = [ln for ln in body.rstrip().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    return bool(lines) and lines[-1].split("#", 1)[0].rstrip().endswith(";")
+def _ends_with_semicolon(shell: Any, python: str) -> bool:
+    """A trailing `;` silences the value, as in a plain cell: IPython's own check (its tokenizer), on the
+    Python the body runs."""
+    check = getattr(type(shell.displayhook), "semicolon_at_end_of_expression", None)
+    try:
+        return bool(check(python)) if check is not None else _semicolon_last(python)
+    except (tokenize.TokenError, SyntaxError):
+        return False
+
+
+def _semicolon_last(python: str) -> bool:
+    """IPython 7's `DisplayHook.quiet()` test, which has no function of its own there."""
+    for token in reversed(list(tokenize.generate_tokens(io.StringIO(python).readline))):
+        if token.type in (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            continue
+        return token.type == tokenize.OP and token.string == ";"
+    return False

@@ -22,7 +22,8 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
     ctx = RuleContext(record, namespace, language)
     notes: List[str] = []
     found: List[Diagnosis] = []
-    if record.exception is not None and not isinstance(record.exception, KeyboardInterrupt):
+    # NB: an interrupt or a `sys.exit()` is the user's intent, not an error to explain
+    if record.exception is not None and not isinstance(record.exception, (KeyboardInterrupt, SystemExit)):
         error = _first_match(ctx, notes) or _safe_generic(ctx, notes)
         if error is not None:
             found.append(error)

@@ -144,6 +144,23 @@ def test_trailing_semicolon_silences_the_value(shell):
     assert run(shell, "%%gradcheck\nx = 20\nx + 22;\n").result is None
 
 
+@pytest.mark.parametrize("body", ["zz = {'#': 1}\nzz.get('#', 0);\n", "zz = {}\nzz.get('#', 0)  # ends;\n",
+                                  "zz = 3\nzz; # a comment\n", "zz = ';'\nzz\n", "zz = 1\nzz  ;  \n"])
+def test_the_value_shows_exactly_when_a_plain_cell_shows_it(shell, body):
+    """IPython's own `;` check (its tokenizer): a `#` or `;` inside a string or a comment is no silencer."""
+    plain = run(shell, body)
+    magic = run(shell, "%%gradcheck\n" + body)
+    assert plain.success and magic.success
+    assert magic.result == plain.result
+
+
+def test_sys_exit_is_not_explained(shell):
+    result = run(shell, "%%gradcheck\nimport sys\nbefore = 1\nsys.exit('bye')\n")
+    assert isinstance(result.error_in_exec, SystemExit)
+    assert shell.user_ns["before"] == 1
+    assert displayed(shell) == [] and grad_magic.last_diagnoses() == []
+
+
 def test_ipython_syntax_in_the_body(shell):
     result = run(shell, "%%gradcheck\n%env GM_TEST_VAR=hello\nlines = !echo hi\nvalue = %env GM_TEST_VAR\n")
     assert result.success, result.error_in_exec

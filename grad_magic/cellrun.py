@@ -13,7 +13,7 @@ import io
 import sys
 import tokenize
 from types import CodeType, TracebackType
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from .capture import TRACKER_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
@@ -36,9 +36,10 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
     run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
     try:
         with run:
-            module, last, python = _compile(shell, body, filename, above)
+            codes, last = _compile(shell, body, filename, above)
             # NB: run here, not in a helper: one frame less between IPython and the cell
-            exec(module, shell.user_global_ns, shell.user_ns)
+            for code in codes:
+                exec(code, shell.user_global_ns, shell.user_ns)
             value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
     except BaseException as exc:
         run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
@@ -46,7 +47,7 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
         _as_in_a_plain_cell(exc)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
-    return None if last is None or _ends_with_semicolon(shell, python) else value
+    return value
 
 
 def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:
@@ -89,17 +90,59 @@ def _cell_number(shell: Any) -> int:
     return shell.execution_count
 
 
-def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[CodeType, Optional[CodeType], str]:
+def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[List[CodeType], Optional[CodeType]]:
     """Compile the body with its line numbers shifted to where the editor shows them (below the magic
-    line and the `above` lines over it); also the Python it runs."""
+    line and the `above` lines over it): the code to run in order, and the last expression whose value is
+    the cell's (None when no value shows).
+
+    Which values show is IPython's `ast_node_interactivity` ('last_expr', 'all', 'last', 'none',
+    'last_expr_or_assign'), decided as `InteractiveShell.run_ast_nodes` decides it: statements whose values
+    show are compiled in 'single' mode (they call the display hook, as in a plain cell); a trailing `;`
+    silences them all (IPython's own tokenizer check).
+    """
     # NB: IPython's cleanup transforms drop leading blank lines; python_lines pads them back.
     python = python_lines(body, 1 + above, shell.transform_cell)
-    tree = shell.compile.ast_parse(python, filename=filename)
-    tree = shell.transform_ast(tree)
+    tree = shell.transform_ast(shell.compile.ast_parse(python, filename=filename))
+    nodes = list(tree.body)
+    shown = _shown_nodes(nodes, getattr(shell, "ast_node_interactivity", "last_expr"))
+    if shown and _ends_with_semicolon(shell, python):
+        nodes, shown = [n for n in nodes if not isinstance(n, _ValueOf)], 0
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = shell.compile(ast.Expression(tree.body.pop().value), filename, "eval")
-    return shell.compile(tree, filename, "exec"), last, python
+    if shown and isinstance(nodes[-1], ast.Expr):
+        node = nodes.pop()
+        last, shown = shell.compile(ast.Expression(node.value), filename, "eval"), shown - 1
+    quiet, loud = nodes[:len(nodes) - shown], nodes[len(nodes) - shown:]
+    codes = [shell.compile(ast.Module(quiet, []), filename, "exec")]
+    if loud:
+        codes.append(shell.compile(ast.Interactive(loud), filename, "single"))
+    return codes, last
+
+
+class _ValueOf(ast.Expr):
+    """The `x` IPython adds after a trailing `x = ...` in 'last_expr_or_assign' mode, to show its value."""
+
+
+def _shown_nodes(nodes: List[ast.stmt], interactivity: str) -> int:
+    """How many of the last top-level statements show their values (InteractiveShell.run_ast_nodes)."""
+    if not nodes:
+        return 0
+    if interactivity == "last_expr_or_assign":
+        target = _single_target(nodes[-1])
+        if isinstance(target, ast.Name):
+            nodes.append(ast.fix_missing_locations(ast.copy_location(
+                _ValueOf(ast.Name(target.id, ast.Load())), nodes[-1])))
+        interactivity = "last_expr"
+    if interactivity == "last_expr":
+        interactivity = "last" if isinstance(nodes[-1], ast.Expr) else "none"
+    return {"none": 0, "last": 1, "all": len(nodes)}.get(interactivity, 0)
+
+
+def _single_target(node: ast.stmt) -> Optional[ast.AST]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node.targets[0]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return node.target
+    return None
 
 
 def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:

@@ -154,6 +154,22 @@ def test_the_value_shows_exactly_when_a_plain_cell_shows_it(shell, body):
     assert magic.result == plain.result
 
 
+INTERACTIVITY_CELLS = ["a = 1\na + 1\na + 2\n", "a = 5\n", "a = 1\nfor i in range(2):\n    i\n", "x = 3\nx;\n",
+                      "x = 1\nx\nx + 1;\n", "b = [1]\nb[0] = 2\n", "y: int = 7\n", "z = 1\nz += 1\n"]
+
+
+@pytest.mark.parametrize("mode", ["last_expr", "all", "last", "none", "last_expr_or_assign"])
+def test_the_values_shown_follow_ast_node_interactivity_as_in_a_plain_cell(shell, capsys, monkeypatch, mode):
+    monkeypatch.setattr(shell, "ast_node_interactivity", mode)
+    for cell in INTERACTIVITY_CELLS:
+        shown = []
+        for magic in ("", "%%gradcheck\n"):
+            result = run(shell, magic + cell)
+            assert result.success, result.error_in_exec
+            shown.append(re.sub(r"Out\[\d+\]", "Out", capsys.readouterr().out))
+        assert shown[1] == shown[0], cell
+
+
 def test_sys_exit_is_not_explained(shell):
     result = run(shell, "%%gradcheck\nimport sys\nbefore = 1\nsys.exit('bye')\n")
     assert isinstance(result.error_in_exec, SystemExit)

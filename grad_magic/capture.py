@@ -208,7 +208,7 @@ class Capture:
                 undo.append(cleared.uninstall)
                 cleared.install()
             undo.append(functools.partial(_pop_function_mode, tracker))
-            tracker.__enter__()
+            _push_function_mode(tracker)
 
     def close(self) -> None:
         """Take every hook off, newest first. Safe to call again: an undo leaves the list only once it
@@ -303,19 +303,37 @@ def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
 
 
 def _push_function_mode(mode: TorchFunctionMode) -> None:
-    """Put our mode back on torch's function-mode stack, unless it is on it already (it must never be
-    on twice: the capture's undo takes it off once)."""
-    if all(m is not mode for m in _get_current_function_mode_stack()):
-        mode.__enter__()
+    """Put our mode on torch's function-mode stack, at the bottom, under any mode of the user's, unless it
+    is on it already (it must never be on twice: the capture's undo takes it off once).
+
+    NB: at the bottom, not on top: a user's mode entered before the cell and exited in it pops itself (on top,
+    its `__exit__` would pop ours and leave it on), and the user's modes see each call first, as they would
+    without grad_magic; ours sees what they pass on.
+    """
+    stack = _get_current_function_mode_stack()
+    if any(m is mode for m in stack):
+        return
+    above = [torch._C._pop_torch_function_stack() for _ in stack]  # NB: top first
+    torch._C._push_on_torch_function_stack(mode)
+    for m in reversed(above):
+        torch._C._push_on_torch_function_stack(m)
 
 
 def _pop_function_mode(mode: TorchFunctionMode) -> bool:
-    """Pop our mode off torch's function-mode stack if it is on top (idempotent); whether it was."""
+    """Take our mode off torch's function-mode stack wherever it sits, leaving every other mode where it was
+    (idempotent); whether it was on. A user's mode still entered when the cell ends stays on, theirs."""
     stack = _get_current_function_mode_stack()
-    if stack and stack[-1] is mode:
-        mode.__exit__(None, None, None)
-        return True
-    return False
+    if all(m is not mode for m in stack):
+        return False
+    above = []
+    while True:
+        top = torch._C._pop_torch_function_stack()
+        if top is mode:
+            break
+        above.append(top)
+    for m in reversed(above):
+        torch._C._push_on_torch_function_stack(m)
+    return True
 
 
 def _error_site(exc: Optional[BaseException], filename: Optional[str]):

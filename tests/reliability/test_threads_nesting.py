@@ -209,3 +209,46 @@ def test_a_failure_inside_nested_gradcheck_cells_shows_one_card(shell):
     result = run(shell, "%%gradcheck\n%%gradcheck\n" + FAILING_BODY)
     assert isinstance(result.error_in_exec, RuntimeError) and sys.last_value is result.error_in_exec
     assert len(displayed(shell)) == 1
+
+
+class _UserMode(torch.overrides.TorchFunctionMode):
+    """A mode of the user's: counts the torch calls it sees."""
+
+    calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        type(self).calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_users_mode_left_entered_stays_on_and_grad_magics_comes_off(shell):
+    shell.user_ns["UserMode"] = _UserMode
+    result = run(shell, "%%gradcheck\nimport torch\nmode = UserMode()\nmode.__enter__()\ny = torch.ones(2) + 1\n")
+    assert result.success, result.error_in_exec
+    stack = torch.overrides._get_current_function_mode_stack()
+    try:
+        assert stack == [shell.user_ns["mode"]], stack  # NB: the user's mode only: grad_magic's tracker is off
+    finally:
+        shell.user_ns["mode"].__exit__(None, None, None)
+
+
+def test_a_users_mode_entered_before_and_exited_in_the_cell_is_the_one_popped(shell):
+    shell.user_ns["UserMode"] = _UserMode
+    assert run(shell, "mode = UserMode()\nmode.__enter__()\n").success
+    try:
+        result = run(shell, "%%gradcheck\nimport torch\ny = torch.ones(2) + 1\nmode.__exit__(None, None, None)\n"
+                            "z = torch.ones(2) * 2\n")
+        assert result.success, result.error_in_exec
+        assert torch.overrides._get_current_function_mode_stack() == []
+    finally:
+        while torch._C._len_torch_function_stack():
+            torch._C._pop_torch_function_stack()
+
+
+def test_a_users_mode_sees_the_calls_first_and_the_tracker_still_records(shell):
+    shell.user_ns["UserMode"] = _UserMode
+    _UserMode.calls = 0
+    run(shell, "%%gradcheck\nimport torch\nwith UserMode():\n    w = torch.ones(2, requires_grad=True)\n"
+               "    w.add_(1)\n")
+    assert _UserMode.calls >= 2
+    assert [d.kind for d in grad_magic.last_diagnoses()][:1] == ["leaf-modified-in-place"]

@@ -1,0 +1,160 @@
+"""The backward family's rules and cards: backward-non-scalar, backward-twice, out-with-grad,
+inference-tensor-backward, registered in that order.
+
+Each rule gets torch's message parsed (message.py), asks culprit*.py for the cause and fix.py for the edit,
+and words the card only through catalog keys `backward.*`. May touch: what the other modules return and
+the RuleContext's wording; nothing live.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from ... import catalog
+from ...model import ERROR, Diagnosis, Fix
+from ..context import RuleContext
+from ..kit import dotted, one_line
+from ..registry import rule
+from .culprit import Refused, Site, named_fact, out_call, reduction, refused_tensor
+from .culprit_inference import inference_culprit
+from .culprit_twice import twice_cause
+from .fix import clone_fix, out_fix, reduce_fix, swap_fix, twice_fix
+from .message import (GraphFreed, InferenceTensor, NonScalar, OutWithGrad, parse_graph_freed,
+                      parse_inference_tensor, parse_non_scalar, parse_out_with_grad)
+
+
+@rule("backward-non-scalar", raises=RuntimeError, parse=parse_non_scalar, matches=(
+    "grad can be implicitly created only for scalar outputs",
+    "grad can be implicitly created only for real scalar outputs but got torch.complex64 (complex, torch >= 1.8)",
+), fix="`.mean()` (a loss) or `.sum()` appended to the tensor backward() was called on")
+def backward_non_scalar(ctx: RuleContext, err: NonScalar) -> Diagnosis:
+    """backward() or autograd.grad() on a tensor with more than one element, without `gradient=`."""
+    lineno = ctx.record.error_lineno
+    refused = refused_tensor(ctx)
+    site, fact, shape = refused.site, refused.fact, refused.shape
+    label = f"`{refused.expr}`" if refused.expr else ctx.say("backward.scalar.unnamed")
+    why, fix = _non_scalar_why(ctx, err, refused, label)
+    variant = "_complex" if err.complex else "" if shape else "_unknown"
+    code = one_line(ctx.record.source, site.call) if site and site.call else refused.call
+    return ctx.diagnosis(
+        "backward-non-scalar", ERROR, title=ctx.say("backward.scalar.title" + variant, tensor=label, shape=shape),
+        summary=ctx.say("backward.scalar.summary" + ("_complex" if err.complex else ""), call=refused.call),
+        what=ctx.say("backward.scalar.what" + variant, code=code, lineno=lineno or "?", tensor=label,
+                     shape=shape, dtype=fact.dtype if fact else "complex"),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
+        names=[refused.name] if refused.name else [], tensors=[fact] if fact else [], fix=fix)
+
+
+def _non_scalar_why(ctx: RuleContext, err: NonScalar, refused: Refused, label: str) -> Tuple[List[str], Optional[Fix]]:
+    """(the why sentences, the fix): a reduction of the tensor, unless the card says why there is none."""
+    if err.complex:
+        dtype = refused.fact.dtype if refused.fact else "complex"
+        return [ctx.say("backward.scalar.why_complex", tensor=label, dtype=dtype)], None
+    shaped = ctx.say("backward.scalar.shape", shape=refused.shape) if refused.shape else ""
+    why = [ctx.say("backward.scalar.why", tensor=label, shaped=shaped, call=refused.call)]
+    reduce, reason = reduction(ctx, refused)
+    fix = reduce_fix(ctx, refused.site, reduce) if reduce else None
+    if fix is not None:
+        why.append(ctx.say("backward.scalar.why_" + reduce, tensor=label))
+    else:
+        why.append(ctx.say(reason or "backward.scalar.why_no_fix", tensor=label))
+    return why, fix
+
+
+@rule("backward-twice", raises=RuntimeError, parse=parse_graph_freed, matches=(
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). … (torch >= 1.9)",
+    "Trying to backward through the graph a second time, but the saved intermediate results have already been "
+    "freed. (torch 1.0–1.8; 0.4: \"but the buffers have already been freed\")",
+), fix="`h = h.detach()` for a state carried across iterations; the forward pass moved into the loop; "
+       "`retain_graph=True` on the first of two backward() calls")
+def backward_twice(ctx: RuleContext, err: GraphFreed) -> Diagnosis:
+    """backward() through a graph whose saved tensors an earlier backward() already freed."""
+    lineno = ctx.record.error_lineno
+    site = Site.find(ctx)
+    expr = one_line(ctx.record.source, site.receiver) if site and site.receiver is not None else ""
+    label = f"`{expr}`" if expr else ctx.say("backward.twice.unnamed")
+    cause = twice_cause(ctx, site) if site is not None and site.receiver is not None else None
+    names = [n for n in ([dotted(site.receiver)] if site and site.receiver is not None else []) if n]
+    why = [ctx.say("backward.twice.why")]
+    lines = [lineno]
+    title = ctx.say("backward.twice.title", tensor=label)
+    fix: Optional[Fix] = None
+    if cause is not None:
+        why.append(ctx.say(cause.key, tensor=label, **cause.params))
+        lines = sorted({*cause.lines, lineno} - {None})
+        names += [n for n in cause.names if n not in names]
+        title = ctx.say(cause.key + "_title", tensor=label, **cause.params)
+        fix = twice_fix(ctx, cause.remedy) if cause.remedy is not None else None
+    if cause is None:
+        why.append(ctx.say("backward.twice.why_no_fix"))
+    elif fix is None and cause.key != "backward.twice.why_stepped":
+        why.append(ctx.say("backward.twice.why_no_edit"))
+    facts = [f for f in (named_fact(ctx, n) for n in names) if f is not None and f.kind != "module"]
+    code = one_line(ctx.record.source, site.call) if site and site.call else "backward()"
+    return ctx.diagnosis(
+        "backward-twice", ERROR, title=title, summary=ctx.say("backward.twice.summary"),
+        what=ctx.say("backward.twice.what", code=code, lineno=lineno or "?", tensor=label),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=lines, names=names,
+        tensors=facts, fix=fix)
+
+
+@rule("out-with-grad", raises=RuntimeError, parse=parse_out_with_grad, matches=(
+    "add(): functions with out=... arguments don't support automatic differentiation, but one of the "
+    "arguments requires grad.",
+), fix="the out-of-place form: `c = torch.add(a, b)` for `torch.add(a, b, out=c)`")
+def out_with_grad(ctx: RuleContext, err: OutWithGrad) -> Diagnosis:
+    """An `out=` call on tensors that require grad: autograd cannot record writes into a given tensor."""
+    lineno = ctx.record.error_lineno
+    found = out_call(ctx)
+    call, out, graded = found.call, found.out, found.graded
+    why = [ctx.say("backward.out.why", op=err.op)]
+    fix = out_fix(ctx, found.site, call, found.out_node, out) if call else None
+    if fix is None:
+        why.append(ctx.say("backward.out.why_no_fix"))
+    grads = ", ".join(f"`{f.name}`" for f in graded) or ctx.say("backward.out.an_input")
+    code = one_line(ctx.record.source, call) if call else f"{err.op}(..., out=...)"
+    return ctx.diagnosis(
+        "out-with-grad", ERROR, title=ctx.say("backward.out.title", op=err.op, grads=grads),
+        summary=ctx.say("backward.out.summary"),
+        what=ctx.say("backward.out.what", code=code, lineno=lineno or "?", grads=grads,
+                     out=f"`{out}`" if out else "out"),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
+        names=[f.name for f in graded] + ([out] if out else []), tensors=graded, fix=fix)
+
+
+@rule("inference-tensor-backward", raises=RuntimeError, parse=parse_inference_tensor, matches=(
+    "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor "
+    "and use it in autograd. (torch 2.13 adds: or use `torch.no_grad()` instead of `torch.inference_mode()`)",
+    "Inplace update to inference tensor outside InferenceMode is not allowed.",
+    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+), fix="`torch.no_grad()` instead of `torch.inference_mode()` where the tensor was made, else `x = x.clone()`")
+def inference_tensor_backward(ctx: RuleContext, err: InferenceTensor) -> Diagnosis:
+    """A tensor made under torch.inference_mode() used where autograd (or its version counter) needs it."""
+    lineno = ctx.record.error_lineno
+    found = inference_culprit(ctx)
+    name, block = found.name, found.block
+    plain = label = f"`{name}`" if name else ctx.say("backward.inference.unnamed")
+    if found.alias is not None:  # NB: the failing line is in a function and names it differently
+        label = ctx.say("backward.inference.alias", name=label, alias=found.alias)
+    title = ctx.say("backward.inference.title_module", module=label) if found.module else \
+        ctx.say("backward.inference.title_" + err.variant, tensor=label)
+    if found.module:
+        label = ctx.say("backward.inference.parameters", module=label)
+        plain = ctx.say("backward.inference.parameters", module=plain)
+    why = [ctx.say("backward.inference.why"), ctx.say("backward.inference.why_" + err.variant, tensor=plain)]
+    fix = None
+    if block is not None:
+        fix = swap_fix(ctx, block)
+        why.append(ctx.say("backward.inference.why_block", tensor=plain, lineno=block.lineno))
+    elif name and "." not in name and not found.module and found.tree is not None:
+        fix = clone_fix(ctx, found.tree, name)
+    if fix is None:
+        why.append(ctx.say("backward.inference.why_no_fix"))
+    facts = [f for f in (named_fact(ctx, name),) if f is not None]
+    lines: List[Optional[int]] = [lineno] + ([block.lineno] if block is not None else [])
+    return ctx.diagnosis(
+        "inference-tensor-backward", ERROR, title=title, summary=ctx.say("backward.inference.summary"),
+        what=ctx.say("backward.inference.what_" + err.variant, lineno=lineno or "?", tensor=label,
+                     code=" ".join(ctx.record.source_line(lineno).split())),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=sorted(set(lines)),
+        names=[name] if name else [], tensors=facts, fix=fix)

@@ -1,0 +1,145 @@
+"""The backward family's fixes: small text edits of the user's cell, from a culprit and the cell's text.
+
+A reduction appended to the receiver of backward(); `.detach()` of a state carried across iterations, the
+graph's statements moved into the loop, `retain_graph=True`; the out-of-place form of an `out=` call;
+`torch.inference_mode()` swapped for `torch.no_grad()`, or `x = x.clone()` before the failing line. May touch:
+the cell's text and ast (no live objects); each edit is checked to parse (edits.make_fix).
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from ...cell import enclosing_statement, indent_of, line_offsets, node_span, split_lines
+from ...edits import insert_line_before, make_fix
+from ...model import Fix, TextEdit
+from ..context import RuleContext
+from ..kit import PRIMARIES, appended, one_line
+from .culprit import Site, alone_on_lines
+from .culprit_twice import Detach, Move, Remedy, Retain, State
+
+# -- backward-non-scalar --
+
+
+def reduce_fix(ctx: RuleContext, site: Site, reduce: str) -> Optional[Fix]:
+    """`.mean()` / `.sum()` appended to what backward() was called on."""
+    src = ctx.record.source
+    node = site.receiver
+    start, end = node_span(src, node)
+    if not isinstance(node, PRIMARIES) and site.method and src[start - 1:start] == "(" and \
+            src[end:end + 1] == ")":  # NB: `(a * b).backward()`: the user's own parentheses
+        edits = [TextEdit(end + 1, end + 1, f".{reduce}()")]
+    else:
+        edits = appended(src, node, f".{reduce}()")
+    expr = one_line(src, node)
+    new = f"{expr}.{reduce}()" if isinstance(node, PRIMARIES) else f"({expr}).{reduce}()"
+    return make_fix(src, edits, ctx.say("backward.scalar.fix", old=expr, new=new, lineno=site.stmt.lineno))
+
+
+# -- backward-twice --
+
+def twice_fix(ctx: RuleContext, remedy: Remedy) -> Optional[Fix]:
+    if isinstance(remedy, Detach):
+        return _detach_fix(ctx, remedy)
+    if isinstance(remedy, Move):
+        return _move_fix(ctx, remedy)
+    return _retain_fix(ctx, remedy)
+
+
+def _detach_fix(ctx: RuleContext, remedy: Detach) -> Optional[Fix]:
+    """`h, c = h.detach(), c.detach()` as the loop body's first line, when that statement owns its lines."""
+    first = remedy.loop.body[0]
+    if not alone_on_lines(ctx, first):
+        return None
+    src = ctx.record.source
+    text = f"{', '.join(s.name for s in remedy.states)} = {', '.join(_detached(s) for s in remedy.states)}"
+    line = insert_line_before(src, first.lineno, indent_of(ctx.record.source_line(first.lineno)) + text)
+    return make_fix(src, [line], ctx.say("backward.twice.fix_detach", code=text, lineno=remedy.loop.lineno))
+
+
+def _detached(state: State) -> str:
+    name = state.name
+    expr = f"tuple(t.detach() for t in {name})" if state.container == "tuple" else \
+        f"[t.detach() for t in {name}]" if state.container == "list" else f"{name}.detach()"
+    return f"{expr} if {name} is not None else None" if state.starts_none else expr
+
+
+def _move_fix(ctx: RuleContext, remedy: Move) -> Optional[Fix]:
+    """The moved statements' lines cut from before the loop and put, one step deeper, at its body's top."""
+    src, loop, moved = ctx.record.source, remedy.loop, remedy.moved
+    offs, lines = line_offsets(src), split_lines(src, keepends=True)
+    first = loop.body[0]
+    step = indent_of(lines[first.lineno - 1])[len(indent_of(lines[loop.lineno - 1])):]
+    edits, moved_text = [], []
+    for stmt in moved:
+        end = stmt.end_lineno or stmt.lineno
+        edits.append(TextEdit(offs[stmt.lineno - 1], offs[end], ""))
+        moved_text += [step + ln if ln.strip() else ln for ln in lines[stmt.lineno - 1:end]]
+    edits.append(TextEdit(offs[first.lineno - 1], offs[first.lineno - 1], "".join(moved_text)))
+    span = _line_span([s.lineno for s in moved] + [moved[-1].end_lineno or moved[-1].lineno])
+    return make_fix(src, edits, ctx.say("backward.twice.fix_move", lines=span, loop=loop.lineno))
+
+
+def _line_span(linenos: List[int]) -> str:
+    lo, hi = min(linenos), max(linenos)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _retain_fix(ctx: RuleContext, remedy: Retain) -> Optional[Fix]:
+    src, call = ctx.record.source, remedy.call
+    _, end = node_span(src, call)
+    text = ", retain_graph=True" if call.args or call.keywords else "retain_graph=True"
+    return make_fix(src, [TextEdit(end - 1, end - 1, text)],
+                    ctx.say("backward.twice.fix_retain", first=remedy.first, lineno=remedy.lineno))
+
+
+# -- out-with-grad --
+
+def out_fix(ctx: RuleContext, site: Site, call: ast.Call, out_node: ast.expr, out: str) -> Optional[Fix]:
+    """`torch.add(a, b, out=c)` -> `c = torch.add(a, b)`: only for a call that is the whole statement's value."""
+    stmt = site.stmt
+    if not (isinstance(stmt, ast.Expr) or isinstance(stmt, ast.Assign)) or stmt.value is not call:
+        return None
+    if not isinstance(out_node, (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple)):
+        return None
+    src = ctx.record.source
+    args = [*call.args, *call.keywords]
+    k = next(i for i, a in enumerate(args) if isinstance(a, ast.keyword) and a.arg == "out")
+    _, kw_end = node_span(src, args[k].value)
+    if k > 0:
+        _, start = node_span(src, args[k - 1].value if isinstance(args[k - 1], ast.keyword) else args[k - 1])
+        end = kw_end
+    else:
+        start = node_span(src, args[k].value)[0] - len("out=")
+        end = node_span(src, args[k + 1])[0] if k + 1 < len(args) else kw_end
+        if not src[start:start + 4] == "out=":
+            return None
+    call_start, _ = node_span(src, call)
+    edits = [TextEdit(call_start, call_start, f"{out} = "), TextEdit(start, end, "")]
+    return make_fix(src, edits, ctx.say("backward.out.fix", out=out, lineno=stmt.lineno))
+
+
+# -- inference-tensor-backward --
+
+def swap_fix(ctx: RuleContext, call: ast.Call) -> Optional[Fix]:
+    """`torch.inference_mode()` -> `torch.no_grad()` where the tensor was made."""
+    src = ctx.record.source
+    _, end = node_span(src, call.func)
+    start = end - len("inference_mode")
+    if src[start:end] != "inference_mode":
+        return None
+    owner = src[slice(*node_span(src, call.func.value))]
+    return make_fix(src, [TextEdit(start, end, "no_grad")],
+                    ctx.say("backward.inference.fix_swap", old=f"{owner}.inference_mode()",
+                            new=f"{owner}.no_grad()", lineno=call.lineno))
+
+
+def clone_fix(ctx: RuleContext, tree: ast.Module, name: str) -> Optional[Fix]:
+    """`x = x.clone()` before the failing statement: a normal tensor with the same values."""
+    stmt = enclosing_statement(tree, ctx.record.error_lineno)
+    if stmt is None or not alone_on_lines(ctx, stmt):
+        return None
+    line = ctx.record.source_line(stmt.lineno)
+    code = f"{name} = {name}.clone()"
+    return make_fix(ctx.record.source, [insert_line_before(ctx.record.source, stmt.lineno, indent_of(line) + code)],
+                    ctx.say("backward.inference.fix_clone", code=code, lineno=stmt.lineno))

@@ -1,0 +1,118 @@
+"""The conversions family's rules and cards: numpy-on-grad-tensor, numpy-on-device-tensor, bool-ambiguous,
+registered in that order.
+
+Each rule gets torch's message parsed (message.py), asks culprit.py / culprit_bool.py where the conversion
+happened and fix.py for the edit, and words the card only through catalog keys `conversions.*`. May touch:
+what the other modules return and the RuleContext's wording.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ... import catalog
+from ...facts import shape_text
+from ...model import ERROR, Diagnosis, Fix
+from ..context import RuleContext
+from ..kit import dotted, fact_for, lookup
+from ..registry import rule
+from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
+from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
+from .fix import bool_fix, detach_fix, host_fix, to_host
+from .message import Ambiguous, NeedsCpu, NeedsDetach, parse_ambiguous, parse_needs_cpu, parse_needs_detach
+
+GRAD_KIND = "numpy-on-grad-tensor"
+DEVICE_KIND = "numpy-on-device-tensor"
+BOOL_KIND = "bool-ambiguous"
+
+
+def _numpy_diagnosis(ctx: RuleContext, kind: str, key: str, found: List[Conversion], fix: Optional[Fix],
+                     why: List[str], **params: object) -> Diagnosis:
+    lineno = ctx.record.error_lineno
+    first = found[0] if found else None
+    expr = f"`{first.text}`" if first is not None else ctx.say("conversions.a_tensor")
+    call = first.call if first is not None else "numpy()"
+    tensors = [fact_for(c.text, c.tensor) for c in found if c.tensor is not None]
+    return ctx.diagnosis(
+        kind, ERROR, title=ctx.say(f"{key}.title", expr=expr, **params),
+        summary=ctx.say(f"{key}.summary_meta" if params.get("device") == "meta" else f"{key}.summary", **params),
+        what=ctx.say(f"{key}.what", expr=expr, call=call, lineno=lineno or "?", **params),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
+        names=[c.text for c in found if c.tensor is not None], tensors=[t for t in tensors if t], fix=fix)
+
+
+@rule(GRAD_KIND, raises=RuntimeError, parse=parse_needs_detach, matches=(
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+    "Can't call numpy() on Variable that requires grad. Use var.detach().numpy() instead. (older releases)",
+), fix="`.detach()` before `.numpy()` (or on the tensor given to `np.array` / a plotting call)")
+def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Diagnosis:
+    """`.numpy()` (or `np.array`) on a tensor that autograd is still tracking."""
+    on_line, found = refused_conversions(ctx, lambda t: t.requires_grad)
+    why = [ctx.say("conversions.grad.why")]
+    fix = detach_fix(ctx, found) if found else None
+    if fix is None:
+        why.append(ctx.say("conversions.grad.no_fix"))
+    elif not on_line and found[0].call != "numpy()":
+        why.append(ctx.say("conversions.via_library", call=found[0].call))
+    return _numpy_diagnosis(ctx, GRAD_KIND, "conversions.grad", found, fix, why)
+
+
+@rule(DEVICE_KIND, raises=TypeError, parse=parse_needs_cpu, matches=(
+    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+    "can't convert meta device type tensor to numpy. … (any non-CPU device: mps:0, xpu:0, meta)",
+    "can't convert CUDA tensor to numpy. Use Tensor.cpu() … (older releases)",
+), fix="`.cpu()` (`.detach().cpu()` when it may require grad) before `.numpy()`; none for meta tensors")
+def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Diagnosis:
+    """`.numpy()` (or `np.array`) on a tensor that lives on a GPU (or another non-CPU device)."""
+    device = err.device
+    _, found = refused_conversions(ctx, lambda t: t.device.type != "cpu")
+    why = [ctx.say("conversions.device.meta" if device == "meta" else "conversions.device.why", device=device)]
+    fix = None
+    if device == "meta":
+        pass  # NB: a meta tensor has no data: .cpu() would fail too, so there is nothing to propose
+    elif found:
+        fix = host_fix(ctx, found)
+        if fix is not None and any(to_host(c) != ".cpu()" for c in found):
+            known = [f"`{c.text}`" for c in found if c.tensor is not None and c.tensor.requires_grad]
+            why.append(ctx.say("conversions.device.why_detach_known", names=", ".join(known)) if known
+                       else ctx.say("conversions.device.why_detach"))
+    if fix is None and device != "meta":
+        why.append(ctx.say("conversions.device.no_fix"))
+    return _numpy_diagnosis(ctx, DEVICE_KIND, "conversions.device", found, fix, why, device=device)
+
+
+@rule(BOOL_KIND, raises=RuntimeError, parse=parse_ambiguous, matches=(
+    "Boolean value of Tensor with more than one value is ambiguous",
+    "Boolean value of Tensor with no values is ambiguous",
+    "bool value of Tensor with more than one value is ambiguous (older releases)",
+), fix="`if (t > 0).all():` / `while (loss > tol).any():` / `assert torch.equal(a, b)` for a comparison "
+       "the line tests")
+def bool_ambiguous(ctx: RuleContext, err: Ambiguous) -> Diagnosis:
+    """A tensor of several values used where Python needs one True or False (`if t > 0:`, `assert a == b`)."""
+    empty = err.empty
+    lineno = ctx.record.error_lineno
+    stmt, exprs = statement_exprs(ctx, lineno)
+    on_line = converted_on_the_line(ctx)
+    site = pinned_site(bool_sites(ctx, stmt, exprs), empty) if on_line else None
+    name = dotted(site.node) if site is not None else None
+    why = [ctx.say("conversions.bool.why_empty" if empty else "conversions.bool.why", name=name or "t")]
+    fix = None
+    if site is not None and not empty:
+        fix, key = bool_fix(ctx, site, tensors_of_one_shape(ctx, site))
+        why.append(ctx.say(key, expr=site.text))
+    elif site is None:
+        why.append(ctx.say("conversions.bool.not_on_line" if not on_line else "conversions.bool.unsure"))
+    expr = f"`{site.text}`" if site is not None else ctx.say("conversions.a_tensor")
+    shape = ctx.say("conversions.bool.shape", shape=shape_text(site.shape)) \
+        if site is not None and site.shape is not None else ""
+    named = named_tensors(ctx, site)
+    tensors = [fact_for(n, lookup(ctx, node)) for n, node in named]
+    what = "conversions.bool.what_unknown" if site is None else "conversions.bool.what_empty" if empty \
+        else "conversions.bool.what"
+    return ctx.diagnosis(
+        BOOL_KIND, ERROR, title=ctx.say("conversions.bool.title_empty" if empty else "conversions.bool.title",
+                                        expr=expr),
+        summary=ctx.say("conversions.bool.summary_empty" if empty else "conversions.bool.summary"),
+        what=ctx.say(what, expr=expr, shape=shape, lineno=lineno or "?",
+                     statement=site.statement if site is not None else "if"),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
+        names=[n for n, _ in named], tensors=[t for t in tensors if t], fix=fix)

@@ -1,14 +1,15 @@
 """The training family: graph-kept-alive, frozen-by-no-grad, train-eval-mode (silent on healthy loops)."""
 from __future__ import annotations
 
-import re
+import ast
 from pathlib import Path
 
 import pytest
 import torch
 
 import grad_magic
-from grad_magic import catalog
+from grad_magic.rules.training.culprit import grad_off_withs
+from grad_magic.rules.training.message import is_needs_grad_error
 from gm_shell import displayed, run
 
 MINE = ("graph-kept-alive", "frozen-by-no-grad", "train-eval-mode")
@@ -158,6 +159,28 @@ def test_a_failed_cell_still_gets_the_warning(shell):
     assert d.fix is None  # NB: no loss in sight to call backward() on
 
 
+def test_a_forward_under_set_grad_enabled_false_is_moved_out(shell):
+    """set_grad_enabled(False) turns autograd off as no_grad() does: the kit's one list of grad-off calls."""
+    cell = ("for i in range(3):\n    opt.zero_grad()\n    with torch.set_grad_enabled(False):\n"
+            "        loss = criterion(model(x), y)\n    loss.requires_grad = True\n    loss.backward()\n"
+            "    opt.step()\n")
+    d = next(d for d in found_after(shell, cell) if d.kind == "frozen-by-no-grad")
+    assert d.fix.source.splitlines()[3:6] == ["    loss = criterion(model(x), y)", "    loss.backward()",
+                                              "    opt.step()"]
+
+
+def test_grad_off_blocks_are_those_that_turn_autograd_off():
+    tree = ast.parse("with torch.no_grad():\n    a = 1\nwith torch.inference_mode(False):\n    b = 1\n"
+                     "with torch.set_grad_enabled(False):\n    c = 1\nwith torch.set_grad_enabled(True):\n"
+                     "    d = 1\nwith inference_mode():\n    e = 1\n")
+    assert [block.lineno for block in grad_off_withs(tree)] == [1, 5, 9]
+
+
+def test_the_backward_error_is_recognised():
+    assert is_needs_grad_error("element 0 of tensors does not require grad and does not have a grad_fn")
+    assert not is_needs_grad_error("Trying to backward through the graph a second time")
+
+
 # -- train-eval-mode --
 
 def test_training_after_an_earlier_eval_is_diagnosed(shell):
@@ -190,11 +213,3 @@ def test_chinese_cards(shell, monkeypatch):
     assert "计算图" in by_kind["graph-kept-alive"].title
     assert "eval() 模式下被训练" in by_kind["train-eval-mode"].title
     assert "警告" in str(by_kind["graph-kept-alive"])
-
-
-def test_every_training_message_has_chinese_text():
-    keys = [k for k in catalog.MESSAGES if k.startswith("training.")]
-    assert len(keys) >= 30
-    for key in keys:
-        if key != "training.joiner":
-            assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

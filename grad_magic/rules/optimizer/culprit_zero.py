@@ -1,0 +1,121 @@
+"""grads-not-zeroed's culprit: which optimizers stepped on stale gradients, and where each step's
+gradients start in the cell (where `<optimizer>.zero_grad()` belongs).
+
+Reads the optimizer steps the capture recorded (`StepEvent.stale_params`: grads accumulated onto since the
+previous step and never cleared) and the cell's syntax; names an optimizer (the NameIndex) only when it
+stepped on stale gradients. Never reads tensor data.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from ...cell import enclosing_statement, segment
+from ...record import StepEvent
+from ..context import RuleContext
+from ..kit import starts_line
+
+BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+Trail = List[Tuple[List[ast.stmt], int]]  # (body, index) pairs down to a statement
+
+
+@dataclass(frozen=True)
+class StaleOptimizer:
+    """The steps of one optimizer in this run, at least one of them on stale gradients."""
+
+    name: Optional[str]  # None when no name holds it (or it is gone)
+    class_name: str
+    steps: Tuple[StepEvent, ...]
+
+    @property
+    def stale(self) -> List[StepEvent]:
+        return [s for s in self.steps if s.stale_params > 0]
+
+
+@dataclass(frozen=True)
+class ZeroGradSpot:
+    """Where `<receiver>.zero_grad()` goes: before `anchor` (a backward) or after it (a conditional step)."""
+
+    receiver: str
+    anchor: ast.stmt
+    before: bool
+    backward_line: Optional[int]
+
+
+def stale_optimizers(ctx: RuleContext) -> List[StaleOptimizer]:
+    """Optimizers with at least one step on stale gradients, in the order they first stepped."""
+    by_id: Dict[Any, Tuple[Any, str, List[StepEvent]]] = {}
+    for step in ctx.record.steps:
+        opt = step.optimizer() if step.optimizer is not None else None
+        key = id(opt) if opt is not None else (step.optimizer_class, step.lineno)
+        by_id.setdefault(key, (opt, step.optimizer_class, []))[2].append(step)
+    # NB: named only when stale: naming indexes the whole namespace
+    return [StaleOptimizer(ctx.names.name_for(opt) if opt is not None else None, cls, tuple(steps))
+            for opt, cls, steps in by_id.values() if any(s.stale_params > 0 for s in steps)]
+
+
+def zero_grad_spot(ctx: RuleContext, tree: ast.Module, opt: StaleOptimizer) -> Optional[ZeroGradSpot]:
+    """Where this optimizer's gradients start, or None when the cell does not make it clear."""
+    lines = {s.lineno for s in opt.stale}
+    if len(lines) != 1 or None in lines:
+        return None  # NB: stale steps on several lines: where each one's gradients start is unclear
+    step_stmt = enclosing_statement(tree, lines.pop())
+    receiver = step_receiver(ctx.record.source, step_stmt)
+    if receiver is None:
+        return None
+    path = path_to(tree, step_stmt)
+    if path is None:
+        return None
+    if any(isinstance(body[i], ast.If) for body, i in path[:-1]):
+        # a conditional step (accumulation every k batches): clear right after it
+        return ZeroGradSpot(receiver, step_stmt, False, None) if starts_line(ctx.record.source, step_stmt) else None
+    for body, j in reversed(path):
+        k = max((i for i in range(j) if has_call(body[i], "step")), default=-1)
+        b = next((i for i in range(k + 1, j) if has_call(body[i], "backward")), None)
+        if b is not None:
+            return ZeroGradSpot(receiver, body[b], True, body[b].lineno)
+        if k >= 0:
+            return None
+    body, j = path[0]
+    if j > 0 and not any(has_call(s, "backward") for s in body):
+        return ZeroGradSpot(receiver, body[0], True, None)  # backward runs in a function: top of the loop
+    return None
+
+
+def step_receiver(source: str, stmt: Optional[ast.stmt]) -> Optional[str]:
+    """`opt` in the statement `opt.step()` (no closure argument), else None."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    if not isinstance(call.func, ast.Attribute) or call.func.attr != "step" or call.args or call.keywords:
+        return None
+    inner = call.func.value
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    return segment(source, call.func.value) if isinstance(inner, ast.Name) else None
+
+
+def path_to(tree: ast.Module, target: ast.stmt) -> Optional[Trail]:
+    """(body, index) pairs from the innermost loop or function around `target` down to `target`."""
+    def walk(body: List[ast.stmt], trail: Trail) -> Optional[Trail]:
+        for i, stmt in enumerate(body):
+            here = trail + [(body, i)]
+            if stmt is target:
+                return here
+            if stmt.lineno <= target.lineno <= (stmt.end_lineno or stmt.lineno):
+                for name in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(stmt, name, None)
+                    if inner:
+                        found = walk(inner, [] if isinstance(stmt, BLOCKS) and name == "body" else here)
+                        if found:
+                            return found
+        return None
+
+    return walk(tree.body, [])
+
+
+def has_call(node: ast.AST, attr: str) -> bool:
+    """Whether `node` holds a call of a method named `attr` (`x.backward()`, `opt.step()`)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
+               for n in ast.walk(node))

@@ -1,0 +1,84 @@
+"""frozen-by-no-grad's culprit: why an optimizer stepped and none of its parameters had a gradient.
+
+The forward ran under a grad-off block, no backward() was called, or the loss backward() got was cut off from
+the graph (rebuilt as a leaf). A model re-created after its optimizer was built is optimizer-not-on-model's
+story, not this one.
+May touch: the cell's ast, the optimizer's param_groups (read from its dict), and live values through the
+NameIndex (grad_fn, requires_grad, shapes: metadata only).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import torch
+
+from ..context import RuleContext
+from ..kit import optimizer_params
+from .culprit import (backward_lines, backward_receiver_names, body_of, calls_backward, cell_modules,
+                      grad_off_withs, module_parameters, step_statement)
+
+
+@dataclass(frozen=True)
+class NothingTrained:
+    """Why no parameter got a gradient, and what a fix needs to know."""
+
+    kind: str  # "no_grad" (the forward ran under a grad-off block), "no_backward", "detached" or "other"
+    lines: Tuple[Optional[int], ...]
+    block: int  # the line of the cell's first grad-off block, 0 when none
+    loss: str  # the first name backward() is called on, "loss" when none
+    backward: bool  # whether the cell calls backward() at all
+    grad_off: Optional[ast.stmt] = None  # the one grad-off block to take the forward out of
+    step: Optional[ast.stmt] = None  # the `<optimizer>.step()` a missing backward() goes before
+    missing: Optional[str] = None  # the loss to call that backward() on
+
+
+def nothing_trained(ctx: RuleContext, tree: Optional[ast.Module], step_line: Optional[int]) -> NothingTrained:
+    if tree is None:
+        return NothingTrained("other", (step_line,), 0, "loss", False)
+    blocks = grad_off_withs(tree)
+    receivers = backward_receiver_names(tree)
+    block, loss = (blocks[0].lineno if blocks else 0), (receivers[0] if receivers else "loss")
+    backward = calls_backward(tree)
+    if blocks:
+        only = blocks[0] if len(blocks) == 1 and backward else None
+        return NothingTrained("no_grad", (blocks[0].lineno, step_line), block, loss, backward, grad_off=only)
+    if not backward:
+        stmt = step_statement(tree, step_line)
+        missing = loss_before(ctx, tree, stmt) if stmt is not None else None
+        return NothingTrained("no_backward", (step_line,), block, loss, backward, step=stmt, missing=missing)
+    if any(_is_cut_off(ctx.names.lookup(n)) for n in receivers):
+        return NothingTrained("detached", (step_line, *backward_lines(tree)), block, loss, backward)
+    return NothingTrained("other", (step_line,), block, loss, backward)
+
+
+def _is_cut_off(value: Any) -> bool:
+    """A loss that requires grad but has no grad_fn: rebuilt as a leaf, so backward() stops at it."""
+    return isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is None
+
+
+def loss_before(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt) -> Optional[str]:
+    """The scalar with a grad_fn assigned last before `stmt` in its block: the loss to backpropagate."""
+    body = body_of(tree, stmt)
+    if body is None:
+        return None
+    for s in reversed(body[:body.index(stmt)]):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            value = ctx.names.lookup(s.targets[0].id)
+            if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.numel() == 1:
+                return s.targets[0].id
+    return None
+
+
+def model_re_created(ctx: RuleContext, tree: ast.Module, opt: Any) -> bool:
+    """The optimizer holds parameters no name holds, shaped like those of a model the cell uses."""
+    params = optimizer_params(opt)
+    if not params or any(ctx.names.name_for(p) is not None for p in params):
+        return False
+    shapes = sorted(tuple(p.shape) for p in params)
+    for _, module in cell_modules(ctx, tree):
+        own = module_parameters(module)
+        if own and sorted(tuple(p.shape) for p in own) == shapes:
+            return True
+    return False

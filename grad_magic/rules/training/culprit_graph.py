@@ -1,0 +1,148 @@
+"""graph-kept-alive's culprit: what a loop accumulates (`total += loss`, `total = total + loss`,
+`losses.append(loss)`) and whether the accumulated tensors still hold a graph.
+
+May touch: the cell's ast, and the accumulators' live values through the NameIndex (grad_fn, numel: metadata
+only, never data).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import torch
+
+from ..context import RuleContext
+from ..kit import grad_fn_name
+from .culprit import LOOPS, SCOPES, backward_receivers, is_name, names_in
+
+ALREADY_PLAIN = frozenset({"item", "detach", "tolist", "numpy", "cpu"})
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    """`name += operand`, `name = name + operand` or `name.append(operand)` inside `loop`."""
+
+    name: str
+    stmt: ast.stmt
+    operand: ast.expr
+    loop: ast.stmt
+
+
+@dataclass(frozen=True)
+class KeptGraph:
+    """An accumulation whose values keep their graphs, and what makes its operand plain."""
+
+    acc: Accumulation
+    how: str  # ".item()" (one number, never used as a tensor later) or ".detach()"
+
+
+def kept_graphs(ctx: RuleContext, tree: ast.Module) -> List[KeptGraph]:
+    """The cell's accumulations that keep every iteration's graph alive, in source order."""
+    return [KeptGraph(a, _how(ctx, tree, a)) for a in accumulations(tree) if _keeps_graph(ctx, tree, a)]
+
+
+def backpropagated(tree: ast.Module, acc: Accumulation) -> bool:
+    """Whether the cell calls backward() on something the accumulated operand names."""
+    return bool(names_in(acc.operand) & backward_receivers(tree))
+
+
+def last_grad_fn(value: Any) -> str:
+    """The grad_fn of the (last) accumulated tensor: `AddBackward0`; "?" when there is none."""
+    t = value[-1] if isinstance(value, list) and value else value
+    return (grad_fn_name(t) or "?") if isinstance(t, torch.Tensor) else "?"
+
+
+def _keeps_graph(ctx: RuleContext, tree: ast.Module, acc: Accumulation) -> bool:
+    value = ctx.names.lookup(acc.name)
+    if isinstance(value, list):
+        items = [value[0], value[-1]] if value else []
+        if not items or not all(_has_grad_fn(t) for t in items):
+            return False
+    elif not _has_grad_fn(value):
+        return False
+    # NB: summed on purpose to backpropagate through the sum (an RNN over time steps) is no bug
+    return acc.name not in backward_receivers(tree)
+
+
+def _has_grad_fn(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.grad_fn is not None
+
+
+def _how(ctx: RuleContext, tree: ast.Module, acc: Accumulation) -> str:
+    """`.item()` for one number, unless the cell later uses the accumulator as a tensor; else `.detach()`."""
+    value = ctx.names.lookup(acc.name)
+    t = value[-1] if isinstance(value, list) else value
+    if t.numel() != 1 or used_as_tensor(tree, acc.name):
+        return ".detach()"
+    return ".item()"
+
+
+def used_as_tensor(tree: ast.Module, name: str) -> bool:
+    """Whether the cell uses `name` in a way a float or a list of floats would not survive."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and is_name(n.value, name) and n.attr not in ("append", "extend"):
+            return True
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Subscript) and is_name(n.value.value, name):
+            return True
+        if isinstance(n, ast.Call) and "torch" in names_in(n.func) and \
+                any(name in names_in(a) for a in n.args):
+            return True
+    return False
+
+
+# -- the accumulations --
+
+def walk_scope(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, not entering nested functions, lambdas or classes."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop(0)
+        yield n
+        if not isinstance(n, SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def accumulations(tree: ast.Module) -> List[Accumulation]:
+    innermost: Dict[int, Tuple[ast.stmt, ast.stmt]] = {}
+    for loop in ast.walk(tree):
+        if isinstance(loop, LOOPS):
+            for stmt in (n for body in (loop.body,) for s in body for n in [s, *walk_scope(s)]):
+                if isinstance(stmt, ast.stmt):
+                    innermost[id(stmt)] = (stmt, loop)  # NB: BFS: inner loops come later and win
+    found = []
+    for stmt, loop in sorted(innermost.values(), key=lambda p: (p[0].lineno, p[0].col_offset)):
+        acc = _accumulation(stmt, loop)
+        if acc is not None and not _already_plain(acc.operand):
+            found.append(acc)
+    return found
+
+
+def _accumulation(stmt: ast.stmt, loop: ast.stmt) -> Optional[Accumulation]:
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and isinstance(stmt.op, ast.Add):
+        value = stmt.value
+        if isinstance(value, ast.List):
+            value = value.elts[0] if len(value.elts) == 1 else None
+        return Accumulation(stmt.target.id, stmt, value, loop) if _operand_ok(value) else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add):
+        name = stmt.targets[0].id
+        left, right = stmt.value.left, stmt.value.right
+        other = right if is_name(left, name) else left if is_name(right, name) else None
+        return Accumulation(name, stmt, other, loop) if _operand_ok(other) else None
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and \
+                isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords \
+                and _operand_ok(call.args[0]):
+            return Accumulation(call.func.value.id, stmt, call.args[0], loop)
+    return None
+
+
+def _operand_ok(node: Optional[ast.expr]) -> bool:
+    return node is not None and any(isinstance(n, (ast.Name, ast.Call)) for n in ast.walk(node))
+
+
+def _already_plain(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr in ALREADY_PLAIN

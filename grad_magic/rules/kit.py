@@ -1,8 +1,10 @@
 """The rules' toolkit: the helpers every rule family shares, written once.
 
 - the cell's syntax: dotted names, a node's text, when an expression needs parentheses, a call's callee and
-  arguments, the statements of a scope, grad-disabling blocks, how the cell spells `torch`;
-- what ran: the tracked torch call that raised;
+  arguments, the statements of a scope, grad-disabling blocks, how the cell spells `torch`, whether a
+  statement starts its line;
+- what ran: the tracked torch call that raised; the optimizers that stepped, and their parameters (read
+  from their dicts);
 - live objects: tensor facts where torch may refuse them (metadata only, never data);
 - the one `LossCall`: a loss called in the cell, with its input and target.
 
@@ -13,15 +15,19 @@ Never runs user code.
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ..cell import enclosing_statement, node_span, segment
+from ..cell import enclosing_statement, indent_of, node_span, segment, split_lines
 from ..facts import fact_for as _fact_for
-from ..model import TensorFact
-from ..record import OpEvent
+from ..model import TensorFact, TextEdit
+from ..names import attribute_without_code
+from ..record import OpEvent, StepEvent
 from .context import RuleContext
 
 # -- the cell's syntax --
@@ -237,3 +243,92 @@ def loss_calls(ctx: RuleContext, calls: Sequence[ast.Call], is_loss: Callable[[A
         found.append(LossCall(call, loss, one_line(ctx.record.source, call.func), argument(call, 0, "input"),
                               argument(call, 1, "target")))
     return found
+
+
+# -- a statement's place on its line --
+
+def starts_line(source: str, node: ast.stmt) -> bool:
+    """Whether `node` is the first thing on its line (only indentation before it): a line can go before it."""
+    line = split_lines(source)[node.lineno - 1]
+    return node.col_offset == len(indent_of(line).encode("utf-8"))  # NB: col_offset counts UTF-8 bytes
+
+
+# -- optimizers: read from their dicts, no user code runs --
+
+def optimizer_params(opt: Any) -> List[torch.Tensor]:
+    """The tensors in an optimizer's param_groups, read from its __dict__; [] for None or anything else."""
+    groups = attribute_without_code(opt, "param_groups")
+    if not isinstance(groups, list):
+        return []
+    return [p for g in groups if isinstance(g, dict) for p in g.get("params", ()) if isinstance(p, torch.Tensor)]
+
+
+def stepped_optimizers(ctx: RuleContext) -> List[Tuple[Any, StepEvent]]:
+    """Each optimizer that stepped in this run and is still alive, with its first step, in stepping order."""
+    seen: Dict[int, Tuple[Any, StepEvent]] = {}
+    for step in ctx.record.steps:
+        opt = step.optimizer() if step.optimizer is not None else None
+        if opt is not None and id(opt) not in seen:
+            seen[id(opt)] = (opt, step)
+    return list(seen.values())
+
+
+# -- appending to an expression --
+
+# NB: a name, attribute, call or subscript binds tighter than `.method()`; anything else needs parentheses first
+PRIMARIES = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def appended(source: str, node: ast.AST, text: str) -> List[TextEdit]:
+    """The edits that append `text` (`.detach()`, `.sum()`) to the expression `node`: right after it when it
+    is a name, attribute, call or subscript, else after it put in parentheses."""
+    start, end = node_span(source, node)
+    if isinstance(node, PRIMARIES):
+        return [TextEdit(end, end, text)]
+    return [TextEdit(start, start, "("), TextEdit(end, end, ")" + text)]
+
+
+# -- where a line is: the lines a node spans, the function around a line, a line's code --
+
+def spans(node: ast.AST, lineno: Optional[int]) -> bool:
+    """Whether `lineno` is one of `node`'s lines (its first to its last)."""
+    return lineno is not None and node.lineno <= lineno <= (node.end_lineno or node.lineno)
+
+
+def function_around(tree: ast.AST, lineno: int) -> ast.AST:
+    """The innermost function (def or async def) whose lines include `lineno`, else `tree` itself."""
+    best: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and spans(node, lineno) \
+                and node.lineno >= getattr(best, "lineno", 0):
+            best = node
+    return best
+
+
+def line_code(line: str) -> str:
+    """A cell line as code: stripped, without its comment (a `#` inside a string is code)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return line.strip()
+    comment = next((t for t in tokens if t.type == tokenize.COMMENT), None)
+    return (line.strip()[:comment.start[1]] if comment else line.strip()).rstrip()
+
+
+def quote(name: Optional[str]) -> str:
+    """`name` in backticks, as a card shows code; "" for no name."""
+    return f"`{name}`" if name else ""
+
+
+# -- the cell's device variable --
+
+# NB: `device`, `dev`, `DEVICE`, `cuda_device`, `dev_0`: what a notebook calls the device its tensors belong on
+DEVICE_VARIABLE = re.compile(r"(?:device|dev|DEVICE|DEV|\w+_(?:device|dev)|(?:device|dev)_\w+)")
+
+
+def device_variables(ctx: RuleContext) -> List[Tuple[str, Any]]:
+    """(name, value) of each plain name that reads as a device variable, whatever its value: `device` and
+    `dev` first, then shorter names first (ties in the namespace's order)."""
+    found = [(name, value) for name, value in ctx.names.objects()
+             if "." not in name and DEVICE_VARIABLE.fullmatch(name)]
+    return sorted(found, key=lambda item: (item[0] not in ("device", "dev"), len(item[0])))

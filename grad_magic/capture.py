@@ -128,6 +128,8 @@ class _ZeroGradWatch:
 
         @functools.wraps(original)
         def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if steps.closed:  # NB: kept by the user past its capture (saved, then put back): the original
+                return original(obj, *args, **kwargs)
             popped = _pop_function_mode(tracker)
             try:
                 return original(obj, *args, **kwargs)
@@ -191,8 +193,9 @@ class Capture:
         undo.append(recorder.uninstall)
         recorder.install()
         if opts.anomaly:
-            undo.append(functools.partial(torch.set_anomaly_enabled, torch.is_anomaly_enabled(),
-                                          torch.is_anomaly_check_nan_enabled()))
+            undo.append(functools.partial(_restore_anomaly, (torch.is_anomaly_enabled(),
+                                                             torch.is_anomaly_check_nan_enabled()),
+                                          (True, opts.check_nan)))
             torch.set_anomaly_enabled(True, opts.check_nan)
             trace = TraceFilter(self._hidden_frames, TRACKER_CODE if opts.track else frozenset())
             undo.append(trace.uninstall)
@@ -291,6 +294,14 @@ def _site_of_tracked_call(filename: str, lineno: int, line: Optional[str]) -> Tu
     if frame is None:
         return filename, lineno, line
     return frame.f_code.co_filename, frame.f_lineno, None  # NB: None: the line is read where it is
+
+
+def _restore_anomaly(before: Tuple[bool, bool], ours: Tuple[bool, bool]) -> None:
+    """Put anomaly mode back as it was before the run -- unless the user's code changed it since we set it:
+    then it is theirs and stays (as after a plain cell). NB: a change to exactly our setting cannot be told
+    from none; that one is put back."""
+    if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) == ours:
+        torch.set_anomaly_enabled(*before)
 
 
 def _unregister_optimizer_hooks(steps: _StepWatch) -> None:

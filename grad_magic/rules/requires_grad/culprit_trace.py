@@ -1,61 +1,22 @@
-"""Why nothing requires grad: where backward() was called, and the trace from its tensor back through the
-cell's assignments to the leaf, `no_grad` block, cut or frozen module that gave it no gradient.
+"""Why nothing requires grad, the trace: from the tensor backward() was called on, back through the cell's
+assignments (into the cell's own functions and modules' `forward`), to the leaf, `no_grad` block, cut or
+frozen module that gave it no gradient. The records it returns are culprit.py's.
 
-May touch: the cell's ast and source text; live objects through the NameIndex (and a module's attributes
-without running code), torch metadata only. Never runs user code; makes no fix and no sentence.
+May touch: the cell's ast; live objects through the NameIndex (and a module's attributes without running
+code), torch metadata only. Never runs user code; makes no fix and no sentence.
 """
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ...cell import enclosing_statement
+from ...names import attribute_without_code
 from ..context import RuleContext
-from .shared import (_COPIES, _CUT_METHODS, _FACTORIES, _TAKES_REQUIRES_GRAD, _binds, _callee_name,
-                     _contains_line, _false_arg, _is_false, dotted_text, grad_off_around, is_leaf,
-                     scope_statements, torch_aliases)
-
-LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE = "leaf", "no_grad", "cut", "frozen", "outside"
-
-
-@dataclass(frozen=True)
-class Cause:
-    """Why one input of the loss carries no gradient."""
-
-    kind: str  # LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE
-    lineno: Optional[int]
-    name: str = ""  # the user's name for the tensor or module ("" when unnamed)
-    node: Optional[ast.AST] = field(default=None, compare=False)  # creating call / cut / with / decorator
-    stmt: Optional[ast.stmt] = field(default=None, compare=False)  # the assignment that made it
-    obj: Any = field(default=None, compare=False, repr=False)  # the live tensor or module, if known
-
-
-@dataclass(frozen=True)
-class Flow:
-    grad: bool
-    causes: Tuple[Cause, ...] = ()
-
-
-GRAD, NOTHING = Flow(True), Flow(False)
-
-
-def _combine(flows: Sequence[Flow]) -> Flow:
-    if any(f.grad for f in flows):
-        return GRAD
-    return Flow(False, tuple(dict.fromkeys(c for f in flows for c in f.causes)))
-
-
-@dataclass
-class Scope:
-    """A function's (or the cell's) own statements, how its names resolve to live objects, its arguments."""
-
-    node: ast.AST
-    stmts: List[ast.stmt]
-    live: Callable[[str], Any]
-    args: Dict[str, Tuple[ast.expr, "Scope"]] = field(default_factory=dict)
+from ..kit import callee_name, dotted, grad_off_around, is_false, is_leaf, scope_statements, spans, torch_aliases
+from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, NO_GRAD, NOTHING, OUTSIDE,
+                      TAKES_REQUIRES_GRAD, Cause, Flow, Scope, binds, combine, false_arg)
 
 
 def _loops_around(scope: Scope, lineno: int) -> List[ast.stmt]:
@@ -92,15 +53,15 @@ class Tracer:
             return self.call(e, scope, line)
         if isinstance(e, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             return NOTHING
-        return _combine([self.expr(c, scope, line) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)])
+        return combine([self.expr(c, scope, line) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)])
 
     def attribute(self, e: ast.Attribute, scope: Scope, line: int) -> Flow:
         if e.attr == "data":
             return self._cut(e, e.value, scope, line)
-        dotted = dotted_text(e)
-        obj = scope.live(dotted) if dotted else None
+        path = dotted(e)
+        obj = scope.live(path) if path else None
         if isinstance(obj, torch.nn.Parameter) and not obj.requires_grad:
-            return Flow(False, (Cause(FROZEN, e.lineno, dotted or "", obj=obj),))
+            return Flow(False, (Cause(FROZEN, e.lineno, path or "", obj=obj),))
         if isinstance(obj, torch.Tensor):
             return GRAD if obj.requires_grad else NOTHING
         return self.expr(e.value, scope, line) if not isinstance(obj, torch.nn.Module) else NOTHING
@@ -108,53 +69,53 @@ class Tracer:
     def call(self, e: ast.Call, scope: Scope, line: int) -> Flow:
         func = e.func
         attr = func.attr if isinstance(func, ast.Attribute) else None
-        if attr in _CUT_METHODS:
+        if attr in CUT_METHODS:
             inner = func.value
             while attr != "detach" and _is_passthrough(inner):  # `h.detach().cpu().numpy()`: the numpy is the cut
                 inner = inner.value if isinstance(inner, ast.Attribute) else inner.func.value  # type: ignore
             return self._cut(e, inner, scope, line)
         if attr == "requires_grad_":
-            return NOTHING if _false_arg(e) else GRAD
+            return NOTHING if false_arg(e) else GRAD
         if self.is_factory(e):
             return self._factory(e, scope, line)
-        if _callee_name(e) == "Parameter":
-            return NOTHING if any(k.arg == "requires_grad" and _is_false(k.value) for k in e.keywords) else GRAD
-        callee = self.resolve(dotted_text(func), scope)
+        if callee_name(e) == "Parameter":
+            return NOTHING if any(k.arg == "requires_grad" and is_false(k.value) for k in e.keywords) else GRAD
+        callee = self.resolve(dotted(func), scope)
         args = [*e.args, *(k.value for k in e.keywords)]
         if isinstance(callee, torch.nn.Module):
             return self._module_call(e, callee, scope, line, args)
         if isinstance(func, ast.Name) and func.id in self.functions and func.id not in _bound_in(scope, func.id):
             return self._function_call(self.functions[func.id], e, scope, line)
         parts = [func.value] if isinstance(func, ast.Attribute) else []
-        return _combine([self.expr(a, scope, line) for a in [*parts, *args]])
+        return combine([self.expr(a, scope, line) for a in [*parts, *args]])
 
-    def resolve(self, dotted: Optional[str], scope: Scope) -> Any:
+    def resolve(self, path: Optional[str], scope: Scope) -> Any:
         """The live object a dotted name stands for here, following a parameter to the caller's argument."""
-        if not dotted:
+        if not path:
             return None
-        head, _, rest = dotted.partition(".")
+        head, _, rest = path.partition(".")
         if head in scope.args and not self.reaching(scope, head, 10 ** 9):
             arg, caller = scope.args[head]
-            outer = dotted_text(arg)
+            outer = dotted(arg)
             return self.resolve(f"{outer}.{rest}" if rest else outer, caller) if outer else None
-        return scope.live(dotted)
+        return scope.live(path)
 
     def is_factory(self, e: ast.Call) -> bool:
         func = e.func
-        return isinstance(func, ast.Attribute) and func.attr in _FACTORIES and \
+        return isinstance(func, ast.Attribute) and func.attr in FACTORIES and \
             isinstance(func.value, ast.Name) and func.value.id in self.torch
 
     def _factory(self, e: ast.Call, scope: Scope, line: int) -> Flow:
-        if any(k.arg == "requires_grad" and not _is_false(k.value) for k in e.keywords):
+        if any(k.arg == "requires_grad" and not is_false(k.value) for k in e.keywords):
             return GRAD
-        if e.func.attr in _COPIES and e.args:  # type: ignore[attr-defined]
+        if e.func.attr in COPIES and e.args:  # type: ignore[attr-defined]
             inner = self.expr(e.args[0], scope, line)
             if inner.grad:  # NB: copy-constructing a tensor that has a graph keeps the values only
                 return Flow(False, (Cause(CUT, e.lineno, node=e),))
             cuts = tuple(c for c in inner.causes if c.kind == CUT)
             if cuts:  # `torch.from_numpy(h.detach().numpy())`: the cut inside is the cause
                 return Flow(False, cuts)
-        elif e.func.attr not in _TAKES_REQUIRES_GRAD and e.args:  # type: ignore[attr-defined]
+        elif e.func.attr not in TAKES_REQUIRES_GRAD and e.args:  # type: ignore[attr-defined]
             inner = self.expr(e.args[0], scope, line)
             if inner.grad:  # `torch.as_tensor(t)` of a tensor with a graph is that tensor
                 return GRAD
@@ -174,10 +135,10 @@ class Tracer:
     def _module_call(self, e: ast.Call, module: torch.nn.Module, scope: Scope, line: int,
                      args: Sequence[ast.AST]) -> Flow:
         params = list(module.parameters())
-        inputs = _combine([self.expr(a, scope, line) for a in args])
+        inputs = combine([self.expr(a, scope, line) for a in args])
         if not params:
             return inputs
-        name = dotted_text(e.func) or ""
+        name = dotted(e.func) or ""
         if not any(p.requires_grad for p in params):
             return inputs if inputs.grad else Flow(False, inputs.causes + (Cause(FROZEN, e.lineno, name, obj=module),))
         forward = self._forward_of(module)
@@ -196,7 +157,7 @@ class Tracer:
 
     def _function_call(self, fn: ast.FunctionDef, e: ast.Call, scope: Scope, line: int) -> Flow:
         if self._depth > 3:
-            return _combine([self.expr(a, scope, line) for a in e.args])
+            return combine([self.expr(a, scope, line) for a in e.args])
         inner = Scope(fn, scope_statements(fn), lambda _name: None, _bind(fn, e, scope))
         return self._returns(fn, inner)
 
@@ -204,7 +165,7 @@ class Tracer:
         self._depth += 1
         try:
             ends = [s for s in scope.stmts if isinstance(s, ast.Return) and s.value is not None]
-            return _combine([self._statement_flow(s, s.value, "", scope) for s in ends]) if ends else GRAD
+            return combine([self._statement_flow(s, s.value, "", scope) for s in ends]) if ends else GRAD
         finally:
             self._depth -= 1
 
@@ -212,7 +173,7 @@ class Tracer:
     def name(self, name: str, scope: Scope, line: int) -> Flow:
         defs = self.reaching(scope, name, line)
         # NB: a name bound more than once has its live value from the failing line only
-        once = len([s for s in scope.stmts if _binds(s, name)]) <= 1
+        once = len([s for s in scope.stmts if binds(s, name)]) <= 1
         obj = scope.live(name) if (scope is self.error_scope and line == self.at) or once else None
         if isinstance(obj, torch.Tensor) and obj.requires_grad:
             return GRAD
@@ -232,16 +193,16 @@ class Tracer:
             # NB: the loss has no grad, so neither had any name on its way (short of a cut): of the bindings
             # that may have made this value, only the gradless ones can have
             return Flow(False, tuple(dict.fromkeys(c for f in flows if not f.grad for c in f.causes)))
-        return _combine(flows)
+        return combine(flows)
 
     def reaching(self, scope: Scope, name: str, line: int) -> List[ast.stmt]:
         """The last binding before `line`, and bindings later in a loop around `line` (the next pass)."""
-        defs = [s for s in scope.stmts if _binds(s, name)]
-        before = [d for d in defs if d.lineno < line and not _contains_line(d, line)] or \
-            [d for d in defs if isinstance(d, ast.For) and _contains_line(d, line)]
+        defs = [s for s in scope.stmts if binds(s, name)]
+        before = [d for d in defs if d.lineno < line and not spans(d, line)] or \
+            [d for d in defs if isinstance(d, ast.For) and spans(d, line)]
         found = before[-1:]
         for loop in _loops_around(scope, line):
-            found += [d for d in defs if d.lineno > line and _contains_line(loop, d.lineno) and d not in found]
+            found += [d for d in defs if d.lineno > line and spans(loop, d.lineno) and d not in found]
         return found
 
     def definition(self, stmt: ast.stmt, name: str, scope: Scope, obj: Any) -> Flow:
@@ -262,7 +223,7 @@ class Tracer:
         self.path.add(stmt)
         flow = self._statement_flow(stmt, stmt.value, name, scope)
         if isinstance(stmt, ast.AugAssign):
-            flow = _combine([flow, self.name(name, scope, stmt.lineno)])
+            flow = combine([flow, self.name(name, scope, stmt.lineno)])
         if not flow.grad and flow.causes and all(c.kind == LEAF and not c.name for c in flow.causes):
             # NB: the value is made here from nothing with a graph: this name is the gradless leaf
             live = obj if isinstance(obj, torch.Tensor) else None
@@ -294,10 +255,8 @@ def _named(cause: Cause, name: str, stmt: ast.stmt) -> Cause:
 
 
 def _attribute_resolver(module: torch.nn.Module) -> Callable[[str], Any]:
-    from ...names import attribute_without_code
-
-    def live(dotted: str) -> Any:
-        head, _, rest = dotted.partition(".")
+    def live(path: str) -> Any:
+        head, _, rest = path.partition(".")
         if head != "self":
             return None
         obj: Any = module
@@ -327,57 +286,4 @@ def _bind(fn: ast.AST, call: ast.Call, caller: Scope, skip: int = 0) -> Dict[str
 
 
 def _bound_in(scope: Scope, name: str) -> List[ast.stmt]:
-    return [s for s in scope.stmts if _binds(s, name)] if not isinstance(scope.node, ast.Module) else []
-
-
-@dataclass(frozen=True)
-class BackwardSite:
-    stmt: ast.stmt
-    call: ast.Call
-    target: Optional[ast.expr]  # the expression whose graph backward() wanted
-    scope: Scope
-
-
-def backward_site(ctx: RuleContext, tree: ast.Module, index: int) -> Optional[BackwardSite]:
-    lineno = ctx.record.error_lineno
-    stmt = enclosing_statement(tree, lineno) if lineno else None
-    if stmt is None:
-        return None
-    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
-        name = _callee_name(call)
-        if name == "backward" and isinstance(call.func, ast.Attribute) and dotted_text(call.func) not in (
-                "torch.autograd.backward", "autograd.backward"):
-            return BackwardSite(stmt, call, call.func.value, error_scope(ctx, tree, stmt))
-        if name in ("backward", "grad") and call.args:
-            first = call.args[0]
-            if isinstance(first, (ast.List, ast.Tuple)):
-                first = first.elts[index] if index < len(first.elts) else None
-            return BackwardSite(stmt, call, first, error_scope(ctx, tree, stmt))
-    return None
-
-
-def error_scope(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt) -> Scope:
-    """The innermost function around `stmt` (its locals are the error frame's), else the cell."""
-    best: ast.AST = tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains_line(node, stmt.lineno) \
-                and node.lineno >= getattr(best, "lineno", 0):
-            best = node
-    return Scope(best, scope_statements(best), ctx.names.lookup)
-
-
-def _cut_kind(node: Optional[ast.AST]) -> str:
-    if isinstance(node, ast.Attribute):
-        return "data"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CUT_METHODS:
-        return node.func.attr
-    return "copy"
-
-
-def _short_cut(node: Optional[ast.AST]) -> str:
-    kind = _cut_kind(node)
-    if kind == "data":
-        return ".data"
-    if kind == "copy" and isinstance(node, ast.Call):
-        return (dotted_text(node.func) or "torch.tensor") + "(...)"
-    return f".{kind}()"
+    return [s for s in scope.stmts if binds(s, name)] if not isinstance(scope.node, ast.Module) else []

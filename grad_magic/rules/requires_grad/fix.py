@@ -1,40 +1,48 @@
-"""The fixes of `missing-requires-grad`, one per cause: `requires_grad=True` where a leaf is made, the
-forward moved out of its `no_grad` block, a `.detach()` / `.data` cut dropped, a copy that keeps the graph.
+"""The fixes of the requires_grad family: for missing-requires-grad one per cause (`requires_grad=True` where a
+leaf is made, the forward moved out of its `no_grad` block, a `.detach()` / `.data` cut dropped, a copy that
+keeps the graph); for integer-requires-grad a floating-point dtype on the creating call.
 
-May touch: the cell's source text (minimal edits, checked to parse by `make_fix`), its ast, and the trace
-(`Tracer.path`); of live objects, torch metadata only.
+Pure: the cause (culprit.py's records, the trace's path) and the cell's text and ast -> minimal edits, checked
+to parse by `make_fix`; the descriptions come from the catalog. No name lookups.
 """
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ...cell import enclosing_statement, indent_of, line_offsets, node_span
+from ... import catalog
+from ...cell import enclosing_statement, indent_of, line_offsets, node_span, split_lines
 from ...edits import make_fix
+from ...facts import dtype_name
 from ...model import Fix, TextEdit
 from ..context import RuleContext
-from .causes import LEAF, BackwardSite, Cause, Tracer, _cut_kind, _short_cut
-from .shared import _COPIES, _CUT_METHODS, _TAKES_REQUIRES_GRAD, _callee_name, _contains_line, code_text, join, quote
+from ..kit import appended, callee_name, code_text, quote, spans
+from .culprit import COPIES, CUT_METHODS, LEAF, TAKES_REQUIRES_GRAD, BackwardSite, Cause, cut_kind, short_cut
 
 MAX_LEAVES = 4  # NB: more gradless leaves than this and marking them all would be a guess
 
 
-def _leaf_fix(ctx: RuleContext, tracer: Tracer, chosen: List[Cause]) -> Optional[Fix]:
+# -- a leaf made without requires_grad=True --
+
+def leaf_fix(ctx: RuleContext, chosen: Sequence[Cause], aliases: Set[str]) -> Optional[Fix]:
+    """`requires_grad=True` on each chosen leaf's creating call (`aliases`: the cell's names for torch)."""
     if not chosen or len(chosen) > MAX_LEAVES or any(c.kind != LEAF for c in chosen):
         return None
     edits: List[TextEdit] = []
     for c in chosen:
         if isinstance(c.obj, torch.Tensor) and not (c.obj.is_floating_point() or c.obj.is_complex()):
             return None  # NB: requires_grad=True on an integer tensor would raise
-        found = leaf_edits(ctx.record.source, c.node, tracer.torch)
+        found = leaf_edits(ctx.record.source, c.node, aliases)
         if not found:
             return None
         edits += found
     lines = sorted({str(c.lineno) for c in chosen if c.lineno}, key=int)
-    names = join(ctx, [quote(c.name) or f"`{code_text(ctx.record.source, c.node)}`" for c in chosen])
-    where = ctx.say("missing_rg.on_line" if len(lines) == 1 else "missing_rg.on_lines", lines=join(ctx, lines))
+    names = catalog.listing([quote(c.name) or f"`{code_text(ctx.record.source, c.node)}`" for c in chosen],
+                            ctx.language)
+    where = ctx.say("missing_rg.on_line" if len(lines) == 1 else "missing_rg.on_lines",
+                    lines=catalog.listing(lines, ctx.language))
     return make_fix(ctx.record.source, edits, ctx.say("missing_rg.fix_leaf", names=names, where=where))
 
 
@@ -43,7 +51,7 @@ def leaf_edits(source: str, value: Optional[ast.AST], aliases: Set[str]) -> List
     if not isinstance(value, ast.expr):
         return []
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
-            value.func.attr in _TAKES_REQUIRES_GRAD and isinstance(value.func.value, ast.Name) and \
+            value.func.attr in TAKES_REQUIRES_GRAD and isinstance(value.func.value, ast.Name) and \
             value.func.value.id in aliases:
         for k in value.keywords:
             if k.arg == "requires_grad":
@@ -55,30 +63,24 @@ def leaf_edits(source: str, value: Optional[ast.AST], aliases: Set[str]) -> List
             return []
         _, end = node_span(source, last[-1])
         return [TextEdit(end, end, ", requires_grad=True")]
-    start, end = node_span(source, value)
-    if isinstance(value, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)):
-        return [TextEdit(end, end, ".requires_grad_()")]
-    return [TextEdit(start, start, "("), TextEdit(end, end, ").requires_grad_()")]
+    return appended(source, value, ".requires_grad_()")
 
 
-def no_grad_fix(ctx: RuleContext, tracer: Tracer, site: BackwardSite, block: ast.AST) -> Optional[Fix]:
-    """Move the forward out of the grad-disabling block: dedent those lines, keep the rest in the block."""
+# -- a forward under no_grad --
+
+def no_grad_fix(ctx: RuleContext, path: Set[ast.stmt], site: BackwardSite, block: ast.AST) -> Optional[Fix]:
+    """Move the forward out of the grad-disabling block: dedent those lines (the trace's `path` and the
+    backward() line), keep the rest in the block; for a decorator, drop it."""
+    if isinstance(block, ast.expr):
+        return _drop_decorator(ctx, site, block)
     src = ctx.record.source
-    lines = src.splitlines(keepends=True)
+    lines = split_lines(src, keepends=True)
     offs = line_offsets(src)
-    if isinstance(block, ast.expr):  # a decorator: drop its line when the whole step runs in that function
-        fn = site.scope.node
-        if block not in getattr(fn, "decorator_list", ()) or block.lineno != block.end_lineno or \
-                lines[block.lineno - 1].strip() != "@" + code_text(src, block):
-            return None
-        edit = TextEdit(offs[block.lineno - 1], offs[block.lineno], "")
-        return make_fix(src, [edit], ctx.say("missing_rg.fix_decorator", lineno=block.lineno))
     if len(block.items) != 1 or block.body[0].lineno == block.lineno or \
             block.items[0].context_expr.end_lineno != block.lineno:
         return None
     body = block.body
-    inside = [i for i, s in enumerate(body) if any(_contains_line(s, p.lineno) for p in tracer.path)
-              or _contains_line(s, site.stmt.lineno)]
+    inside = [i for i, s in enumerate(body) if any(spans(s, p.lineno) for p in path) or spans(s, site.stmt.lineno)]
     if not inside:
         return None
     first, last = min(inside), max(inside)
@@ -99,12 +101,27 @@ def no_grad_fix(ctx: RuleContext, tracer: Tracer, site: BackwardSite, block: ast
     return make_fix(src, edits, ctx.say(key, start=start, end=end, header=head.strip().rstrip(":")))
 
 
-def cut_fix(ctx: RuleContext, tracer: Tracer, cause: Cause) -> Tuple[Optional[Fix], str]:
-    """(fix, the sentence saying what to do): drop the cut, or make a manual update's result a leaf again."""
+def _drop_decorator(ctx: RuleContext, site: BackwardSite, block: ast.expr) -> Optional[Fix]:
+    """Drop a `@torch.no_grad()` line when the whole step runs in the function it decorates."""
+    src = ctx.record.source
+    fn = site.scope.node
+    if block not in getattr(fn, "decorator_list", ()) or block.lineno != block.end_lineno or \
+            split_lines(src)[block.lineno - 1].strip() != "@" + code_text(src, block):
+        return None
+    offs = line_offsets(src)
+    edit = TextEdit(offs[block.lineno - 1], offs[block.lineno], "")
+    return make_fix(src, [edit], ctx.say("missing_rg.fix_decorator", lineno=block.lineno))
+
+
+# -- a cut --
+
+def cut_fix(ctx: RuleContext, tree: ast.Module, cause: Cause, stackable: bool) -> Tuple[Optional[Fix], str]:
+    """(fix, the key of the sentence saying what to do): drop the cut, make a manual update's result a leaf
+    again, or copy with the graph (`stackable`: a `torch.tensor([...])` of tensors)."""
     src, node, stmt = ctx.record.source, cause.node, cause.stmt
-    kind = _cut_kind(node)
+    kind = cut_kind(node)
     if kind == "copy" and isinstance(node, ast.Call):
-        return _copy_fix(ctx, node)
+        return _copy_fix(ctx, node, stackable)
     if kind not in ("detach", "data") or stmt is None:
         return None, "missing_rg.why_cut_no_fix"
     target = cause.name
@@ -116,17 +133,17 @@ def cut_fix(ctx: RuleContext, tracer: Tracer, cause: Cause) -> Tuple[Optional[Fi
         fix = make_fix(src, [TextEdit(end, end, ".requires_grad_()")],
                        ctx.say("missing_rg.fix_update_leaf", name=quote(target), lineno=cause.lineno))
         return fix, "missing_rg.why_cut_update"
-    container = enclosing_statement(tracer.tree, node.lineno)
+    container = enclosing_statement(tree, node.lineno)
     if container is None or _cut_below(container, node):
         return None, "missing_rg.why_cut_no_fix"
     _, inner_end = node_span(src, inner)
     _, end = node_span(src, node)
     fix = make_fix(src, [TextEdit(inner_end, end, "")],
-                   ctx.say("missing_rg.fix_cut", cut=_short_cut(node), lineno=cause.lineno))
+                   ctx.say("missing_rg.fix_cut", cut=short_cut(node), lineno=cause.lineno))
     return fix, "missing_rg.why_cut_fix"
 
 
-def _copy_fix(ctx: RuleContext, call: ast.Call) -> Tuple[Optional[Fix], str]:
+def _copy_fix(ctx: RuleContext, call: ast.Call, stackable: bool) -> Tuple[Optional[Fix], str]:
     """`torch.tensor([a, b])` -> `torch.stack([a, b])`; `torch.tensor(t)` -> `t.clone()`: copies that keep the graph."""
     src = ctx.record.source
     func = call.func
@@ -135,7 +152,7 @@ def _copy_fix(ctx: RuleContext, call: ast.Call) -> Tuple[Optional[Fix], str]:
         return None, "missing_rg.why_cut_no_fix"
     arg = call.args[0]
     if isinstance(arg, (ast.List, ast.Tuple)):
-        if not arg.elts or not all(isinstance(ctx.names.lookup(_root(e) or ""), torch.Tensor) for e in arg.elts):
+        if not stackable:
             return None, "missing_rg.why_cut_no_fix"
         edit = TextEdit(*node_span(src, func), f"{func.value.id}.stack")
         text = f"{func.value.id}.stack(...)"
@@ -146,13 +163,6 @@ def _copy_fix(ctx: RuleContext, call: ast.Call) -> Tuple[Optional[Fix], str]:
         edit = TextEdit(*node_span(src, call), text)
     fix = make_fix(src, [edit], ctx.say("missing_rg.fix_copy", code=text, lineno=call.lineno))
     return fix, ("missing_rg.why_cut_copy_fix" if fix is not None else "missing_rg.why_cut_no_fix")
-
-
-def _root(expr: ast.AST) -> Optional[str]:
-    """`a` for `a`, `a.sum()`, `a[0]`, `a.b.mean(1)`: the name an expression is computed from, if one."""
-    while isinstance(expr, (ast.Attribute, ast.Call, ast.Subscript)):
-        expr = expr.func if isinstance(expr, ast.Call) else expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _reads(expr: ast.AST, name: str, grad: bool = False) -> bool:
@@ -173,6 +183,42 @@ def _cut_below(value: ast.AST, cut: ast.AST) -> bool:
             continue
         wraps = any(c is cut for c in ast.walk(n))
         if wraps and (isinstance(n, ast.Attribute) and n.attr == "data" or isinstance(n, ast.Call) and (
-                _callee_name(n) in _CUT_METHODS | _COPIES or _callee_name(n) in ("float", "int", "array"))):
+                callee_name(n) in CUT_METHODS | COPIES or callee_name(n) in ("float", "int", "array"))):
             return True
     return False
+
+
+# -- an integer tensor asked for requires_grad --
+
+def float_fix(ctx: RuleContext, call: ast.Call, subject: str) -> Optional[Fix]:
+    """Give the creating call a floating-point dtype: add `dtype=torch.float32`, or replace an integer one."""
+    src = ctx.record.source
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in TAKES_REQUIRES_GRAD:
+        return None
+    module = call.func.value.id  # type: ignore[attr-defined]
+    dtype = f"{module}.{dtype_name(torch.get_default_dtype())}"
+    edits: List[TextEdit] = []
+    for k in call.keywords:
+        if k.arg == "dtype":
+            edits = [TextEdit(*node_span(src, k.value), dtype)]
+        elif k.arg is None:
+            return None
+    if not edits:
+        edits = _dtype_edits(src, call, dtype)
+    return make_fix(src, edits, ctx.say("int_rg.fix", lineno=call.lineno, dtype=dtype, name=subject))
+
+
+def _dtype_edits(src: str, call: ast.Call, dtype: str) -> List[TextEdit]:
+    """`dtype=...` added before `requires_grad=` when the call has one, else after its last argument."""
+    args = call.args + [k.value for k in call.keywords]
+    if not args:
+        return []
+    anchor = next((k for k in call.keywords if k.arg == "requires_grad"), None)
+    if anchor is None:
+        _, end = node_span(src, args[-1])
+        return [TextEdit(end, end, f", dtype={dtype}")]
+    start, _ = node_span(src, anchor.value)
+    at = start - len("requires_grad=")
+    if src[at:start] != "requires_grad=":
+        return []
+    return [TextEdit(at, at, f"dtype={dtype}, ")]

@@ -1,0 +1,167 @@
+"""The inplace family's rule and card: saved-tensor-modified-in-place.
+
+The rule gets torch's message parsed (message.py), asks culprit.py for the write (an in-place op, else an
+optimizer step) and where the tensor was saved, culprit_spot.py for where the op is written and fix.py for
+the edit, and words the card only through catalog keys `inplace.saved.*`. May touch: what the other modules
+return, the RuleContext's wording; of live objects, torch metadata only.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+
+from ... import catalog
+from ...facts import shape_text, tensor_fact
+from ...model import ERROR, Diagnosis, TensorFact
+from ...record import OpEvent, StepEvent, TensorSnapshot
+from ..context import RuleContext
+from ..kit import line_code, quote
+from ..registry import rule
+from .culprit import (Saved, anomaly_was_on, base_of, live, saved_candidates, saved_tensor, stepped_parameter,
+                      writing_op)
+from .culprit_spot import inplace_spot
+from .fix import spot_fix
+from .message import SavedTensorError, parse_saved_tensor_error
+
+KIND = "saved-tensor-modified-in-place"
+
+
+@rule(KIND, raises=RuntimeError, parse=parse_saved_tensor_error, matches=(
+    "one of the variables needed for gradient computation has been modified by an inplace operation: "
+    "[torch.FloatTensor [2]], which is output 0 of Sigmoid (torch < 2.13: SigmoidBackward0), is at version 1; "
+    "expected version 0 instead",
+), fix="the out-of-place form (`x = x + y`, `inplace=False`, `x = x.clone()` before a slice write); for an "
+       "optimizer step between a forward and its backward, every backward before the step")
+def saved_tensor_modified_in_place(ctx: RuleContext, err: SavedTensorError) -> Optional[Diagnosis]:
+    """A tensor saved for backward was changed in place before backward used it."""
+    saved = saved_tensor(ctx, err)
+    found = writing_op(ctx, err, saved.line)
+    if found is not None:
+        return _from_inplace_op(ctx, saved, *found)
+    stepped = stepped_parameter(ctx, err)
+    if stepped is not None:
+        return _from_step(ctx, saved, *stepped)
+    return _unseen(ctx, saved)
+
+
+# -- the saved tensor, in words --
+
+def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
+    if saved.line is not None:
+        return ctx.say("inplace.saved.why_saved", lineno=saved.line, name=name, node=saved.node,
+                       code=_code_of(ctx, saved.line))
+    if saved.node is not None:
+        key = "elsewhere" if saved.forward_seen else "unwatched"
+        return ctx.say(f"inplace.saved.why_saved_{key}", name=name, node=saved.node)
+    err = saved.err
+    producer = ctx.say("inplace.saved.producer", output=err.output, grad_fn=err.grad_fn) if err.grad_fn else ""
+    fast = "inplace.saved.why_saved_unknown" if anomaly_was_on(ctx) else "inplace.saved.why_saved_fast"
+    return ctx.say(fast, name=name, producer=producer)
+
+
+def _what(ctx: RuleContext, saved: Saved, name: str) -> str:
+    err = saved.err
+    if err.version is None:
+        return ctx.say("inplace.saved.what_bare", name=name)
+    shape = shape_text(err.shape) if err.shape is not None else "?"
+    tensor = ctx.say("inplace.saved.tensor", dtype=err.dtype or err.type_text, shape=shape)
+    return ctx.say("inplace.saved.what", name=name, version=err.version, expected=err.expected, tensor=tensor)
+
+
+def _where(ctx: RuleContext, saved: Saved, lineno: Optional[int], key: str) -> str:
+    where = ctx.where(lineno)
+    if saved.line is not None and saved.line != lineno:
+        where += ctx.say(key, lineno=saved.line)
+    return where
+
+
+# -- the three cards: the op seen, an optimizer step, nothing seen --
+
+def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot) -> Diagnosis:
+    written = live(target.ref)
+    base = base_of(ctx, saved.err, written)
+    spot = inplace_spot(ctx, event)
+    view = quote(ctx.names.name_for(written) if written is not None else None) or \
+        quote(spot.target if spot else None) or ctx.say("inplace.saved.the_tensor")
+    name = quote(ctx.names.name_for(base)) if base is not None else view
+    op = _code_of(ctx, event.lineno) or f"{event.name}()"
+    changed = dict(op=op, lineno=event.lineno, name=name, version=target.version, backward=_backward(ctx))
+    why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_changed_view", view=view, **changed)
+           if base is not None else ctx.say("inplace.saved.why_changed", **changed)]
+    if spot is not None and spot.form == "keyword" and spot.node.value.lineno != event.lineno:
+        why.append(ctx.say("inplace.saved.why_keyword", op=event.name, lineno=spot.node.value.lineno))
+    is_update = target.is_leaf and target.requires_grad
+    fix = None
+    if is_update:
+        why.append(ctx.say("inplace.saved.why_update", name=name, lineno=event.lineno))
+    else:
+        through_view = written is not None and written._is_view()
+        fix = spot_fix(ctx, spot, through_view) if spot is not None else None
+        if fix is None:
+            why.append(ctx.say("inplace.saved.why_no_fix", lineno=event.lineno, name=name))
+    facts = [tensor_fact(_plain_name(name), base)] if base is not None else []
+    facts.append(tensor_fact(_plain_name(view), written) if written is not None
+                 else _snapshot_fact(_plain_name(view), target, saved.err))
+    title = "inplace.saved.title_update" if is_update else "inplace.saved.title"
+    return ctx.diagnosis(
+        KIND, ERROR, title=catalog.sentences([ctx.say(title, name=name)], ctx.language, capitalise=True),
+        summary=ctx.say("inplace.saved.summary", name=name, op=op, lineno=event.lineno),
+        what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
+        where=_where(ctx, saved, event.lineno, "inplace.saved.where_saved"),
+        lines=_lines(saved.line, event.lineno, ctx.record.error_lineno),
+        names=[_plain_name(n) for n in dict.fromkeys((name, view))], tensors=facts, fix=fix)
+
+
+def _from_step(ctx: RuleContext, saved: Saved, step: StepEvent, param: torch.Tensor) -> Diagnosis:
+    opt = step.optimizer() if step.optimizer is not None else None
+    optimizer = (ctx.names.name_for(opt) if opt is not None else None) or step.optimizer_class
+    name = quote(ctx.names.name_for(param)) or ctx.say("inplace.saved.a_parameter", optimizer=optimizer)
+    why = [_why_saved(ctx, saved, name),
+           ctx.say("inplace.saved.why_step", optimizer=optimizer, lineno=step.lineno, name=name,
+                   backward=_backward(ctx)),
+           ctx.say("inplace.saved.why_step_fix", optimizer=optimizer)]
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say("inplace.saved.title_step", name=name, optimizer=optimizer),
+        summary=ctx.say("inplace.saved.summary_step", name=name, optimizer=optimizer, lineno=step.lineno),
+        what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
+        where=_where(ctx, saved, step.lineno, "inplace.saved.where_saved_step"),
+        lines=_lines(saved.line, step.lineno, ctx.record.error_lineno),
+        names=[optimizer, _plain_name(name)], tensors=[tensor_fact(_plain_name(name), param)], fix=None)
+
+
+def _unseen(ctx: RuleContext, saved: Saved) -> Diagnosis:
+    found = saved_candidates(ctx, saved.err) if saved.err.shape is not None else []
+    names = sorted({n for t in found for n in [ctx.names.name_for(t)] if n})
+    name = quote(names[0]) if len(names) == 1 else ctx.say("inplace.saved.the_tensor")
+    why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_unseen", name=name)]
+    return ctx.diagnosis(
+        KIND, ERROR, title=catalog.sentences([ctx.say("inplace.saved.title", name=name)], ctx.language,
+                                             capitalise=True),
+        summary=ctx.say("inplace.saved.summary_unseen", name=name),
+        what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
+        where=ctx.where(ctx.record.error_lineno), lines=_lines(saved.line, ctx.record.error_lineno),
+        names=names[:1], tensors=[tensor_fact(names[0], found[0])] if len(names) == 1 and len(found) == 1 else [])
+
+
+def _code_of(ctx: RuleContext, lineno: Optional[int]) -> str:
+    """A cell line as code: stripped, without its comment."""
+    return line_code(ctx.record.source_line(lineno))
+
+
+def _plain_name(name: str) -> str:
+    return name.strip("`")
+
+
+def _backward(ctx: RuleContext) -> str:
+    lineno = ctx.record.error_lineno
+    return ctx.say("inplace.saved.backward_at", lineno=lineno) if lineno else ctx.say("inplace.saved.backward")
+
+
+def _lines(*linenos: Optional[int]) -> List[int]:
+    return sorted({n for n in linenos if n is not None})
+
+
+def _snapshot_fact(name: str, t: TensorSnapshot, err: SavedTensorError) -> TensorFact:
+    return TensorFact(name=name, shape=shape_text(t.shape), dtype=t.dtype, device=t.device,
+                      requires_grad=t.requires_grad, is_leaf=t.is_leaf, version=err.version)

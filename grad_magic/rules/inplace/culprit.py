@@ -1,0 +1,144 @@
+"""Which write changed the saved tensor: the in-place op the tracker recorded whose target fits torch's message,
+else an optimizer step that updated a parameter fitting it; and where the tensor was saved (anomaly mode).
+Where the op is written in the cell is culprit_spot.py's.
+
+May touch: the run record (in-place ops, optimizer steps, warnings), live tensors' metadata through the
+NameIndex (version, shape, `_base`) -- never tensor data. Never runs user code; makes no fix and no sentence.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+from ...facts import dtype_name
+from ...record import OpEvent, StepEvent, TensorSnapshot
+from ..context import RuleContext, dotted_names
+from ..kit import optimizer_params
+from .message import SavedTensorError, parse_anomaly
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The saved tensor as torch's message and anomaly mode's warning describe it."""
+
+    err: SavedTensorError
+    node: Optional[str]  # the backward node that needed it (anomaly mode only)
+    line: Optional[int]  # the forward line that saved it (anomaly mode only)
+    forward_seen: bool = True  # False: the forward ran without anomaly mode
+
+
+def saved_tensor(ctx: RuleContext, err: SavedTensorError) -> Saved:
+    """The message's saved tensor, with the backward node and cell line of anomaly mode's last warning."""
+    for w in reversed(ctx.record.warnings):
+        report = parse_anomaly(w.message)
+        if report is None:
+            continue
+        lines = [line for file, line in report.frames if file == ctx.record.filename]
+        return Saved(err, report.node, lines[-1] if lines else None, report.forward_seen)
+    return Saved(err, None, None, False)
+
+
+def anomaly_was_on(ctx: RuleContext) -> bool:
+    """Without --fast anomaly mode was on; its warning may still be missing (filtered by the user)."""
+    return any("Anomaly Detection has been enabled" in w.message for w in ctx.record.warnings) or \
+        "backtrace further above" in ctx.error_message
+
+
+def live(ref: Any) -> Optional[torch.Tensor]:
+    """The tensor a snapshot's weak reference still holds, else None."""
+    obj = ref() if ref is not None else None
+    return obj if isinstance(obj, torch.Tensor) else None
+
+
+def saved_candidates(ctx: RuleContext, err: SavedTensorError) -> List[torch.Tensor]:
+    """Named tensors that fit the message: its shape, and its version now."""
+    wanted = (err.shape, err.version)
+    return ctx.memo(("saved-candidates", wanted), lambda: [
+        obj for _, obj in ctx.names.objects() if _shape_and_version(obj) == wanted])
+
+
+def _shape_and_version(obj: Any) -> Optional[Tuple[Tuple[int, ...], int]]:
+    if not isinstance(obj, torch.Tensor):
+        return None
+    try:
+        return tuple(obj.shape), obj._version
+    except (RuntimeError, NotImplementedError):  # NB: a nested or sparse-compressed tensor has no sizes
+        return None
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """a and b are one tensor, or views of one another / of one base (metadata only)."""
+    return a is b or a._base is b or b._base is a or (a._base is not None and a._base is b._base)
+
+
+def _fits(err: SavedTensorError, t: TensorSnapshot) -> bool:
+    if err.expected is not None and not err.expected < t.version <= err.version:
+        return False  # NB: a write after the save leaves the version in (expected, version]
+    if err.dtype and t.dtype != err.dtype:
+        return False
+    if err.grad_fn and not t.requires_grad:
+        return False  # NB: a tensor with a grad_fn requires grad (a .grad zeroed in place never fits)
+    return not err.device or t.device.split(":")[0] == err.device
+
+
+def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[int]
+               ) -> Optional[Tuple[OpEvent, TensorSnapshot]]:
+    """The recorded in-place op that changed the saved tensor; None when not seen or ambiguous.
+
+    A write fits by the message's version, dtype and device; it is the saved tensor by its shape (2), by
+    identity with a named tensor of that shape and version (2), by a name on the forward line (1); the
+    first write after the save (version expected + 1) wins a tie (1).
+    """
+    saved = saved_candidates(ctx, err)
+    named = set(dotted_names(ctx.record.source_line(forward_line)))
+    best: List[Tuple[int, OpEvent, TensorSnapshot]] = []
+    for event in ctx.record.inplace_ops:
+        for t in event.targets if event.lineno is not None else ():
+            if not _fits(err, t):
+                continue
+            obj = live(t.ref)
+            score = 2 if err.shape is not None and t.shape == err.shape else 0
+            if obj is not None and any(_same_storage(obj, s) for s in saved):
+                score += 2
+            if obj is not None and set(ctx.names.names_for(obj)) & named:
+                score += 1
+            if score:
+                best.append((score + (err.expected is not None and t.version == err.expected + 1), event, t))
+    if not best:
+        return None
+    top = max(s for s, _, _ in best)
+    winners = [(e, t) for s, e, t in best if s == top]
+    if len({e.lineno for e, _ in winners}) > 1:
+        return None  # NB: two lines fit equally well: naming one would be a guess
+    return winners[-1]
+
+
+def base_of(ctx: RuleContext, err: SavedTensorError, written: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    """The saved tensor when the op wrote through a view of it (`row = x[0]; row.add_(1)`), else None."""
+    if written is None or err.shape is None:
+        return None
+    for t in saved_candidates(ctx, err):
+        if t is not written and _same_storage(t, written):
+            return t
+    return None
+
+
+def stepped_parameter(ctx: RuleContext, err: SavedTensorError) -> Optional[Tuple[StepEvent, torch.Tensor]]:
+    """An optimizer step that updated a parameter fitting the message (GAN: D stepped before G's backward)."""
+    if err.shape is None or err.version is None:
+        return None
+    numel = math.prod(err.shape)
+    fits = []
+    for step in ctx.record.steps:
+        opt = step.optimizer() if step.optimizer is not None and step.lineno is not None else None
+        for p in optimizer_params(opt):
+            if p._version == err.version and p.numel() == numel \
+                    and (not err.dtype or dtype_name(p.dtype) == err.dtype):
+                fits.append((tuple(p.shape) == err.shape, step, p))
+    if not fits:
+        return None
+    exact = [f for f in fits if f[0]] or fits
+    return exact[-1][1], exact[-1][2]

@@ -1,0 +1,105 @@
+"""Where the in-place op is written in the cell: `x += y`, `x.add_(y)`, `torch.relu_(x)`, `x[0] = 0`,
+`ReLU(inplace=True)`, `out=x` -- the spot fix.py edits.
+
+May touch: the cell's ast and source text; live objects through the NameIndex (is the receiver a torch
+module?). Never runs user code; makes no fix and no sentence.
+"""
+from __future__ import annotations
+
+import ast
+import types
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+import torch
+
+from ...cell import cell_tree, enclosing_statement, segment
+from ...record import OpEvent
+from ..context import RuleContext
+from ..kit import callee_name
+
+# augmented assignment -> (the in-place op torch records, the operator)
+AUG = {ast.Add: ("add_", "+"), ast.Sub: ("sub_", "-"), ast.Mult: ("mul_", "*"), ast.Div: ("div_", "/"),
+       ast.FloorDiv: ("floor_divide_", "//"), ast.Mod: ("remainder_", "%"), ast.Pow: ("pow_", "**"),
+       ast.BitAnd: ("__iand__", "&"), ast.BitOr: ("__ior__", "|"), ast.BitXor: ("__ixor__", "^"),
+       ast.LShift: ("__ilshift__", "<<"), ast.RShift: ("__irshift__", ">>")}
+
+
+@dataclass(frozen=True)
+class InPlaceSpot:
+    """Where the in-place op is written: `form` is augassign, method, function, setitem, keyword or out."""
+
+    form: str
+    tree: ast.Module
+    stmt: ast.stmt
+    node: ast.AST  # the AugAssign, the Call, the Subscript or the keyword
+    target: Optional[str]  # the written tensor's expression (`x`, `self.h`), when it is a plain name
+    twin: Optional[str] = None  # the out-of-place function (`add` for `add_`), when torch has one
+
+
+def inplace_spot(ctx: RuleContext, event: OpEvent) -> Optional[InPlaceSpot]:
+    """The spot of the recorded in-place op `event` on its line, or None when the line does not show it."""
+    tree = cell_tree(ctx.record.source) if event.lineno else None
+    stmt = enclosing_statement(tree, event.lineno) if tree is not None else None
+    if stmt is None:
+        return None
+    src = ctx.record.source
+    if event.how == "inplace=True":
+        return _keyword_spot(src, tree, stmt, event.name)
+    if event.how == "setitem":  # `x[0] = 0`, `x[0] += 1`
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        sub = next((t for t in targets if isinstance(t, ast.Subscript)), None)
+        return InPlaceSpot("setitem", tree, stmt, sub, _plain(src, sub.value)) if sub else None
+    if event.how == "out=":
+        call = next((c for c in _calls(stmt) if any(k.arg == "out" for k in c.keywords)), None)
+        out = next((k for k in call.keywords if k.arg == "out"), None) if call else None
+        return InPlaceSpot("out", tree, stmt, call, _plain(src, out.value)) if out else None
+    if isinstance(stmt, ast.AugAssign) and AUG.get(type(stmt.op), ("",))[0] == event.name:
+        target = stmt.target.value if isinstance(stmt.target, ast.Subscript) else stmt.target
+        return InPlaceSpot("augassign", tree, stmt, stmt, _plain(src, target))
+    return _call_spot(ctx, tree, stmt, event.name)
+
+
+def _plain(src: str, node: Optional[ast.AST]) -> Optional[str]:
+    """The text of `x` or `self.h` (a name or a chain of attributes on one), else None."""
+    inner = node
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    return segment(src, node) if isinstance(inner, ast.Name) else None
+
+
+def _calls(stmt: ast.AST) -> Iterator[ast.Call]:
+    return (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
+
+
+def _call_spot(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, name: str) -> Optional[InPlaceSpot]:
+    """`x.add_(1)` (method) or `torch.relu_(x)` (function) on the statement."""
+    calls = [c for c in _calls(stmt) if isinstance(c.func, ast.Attribute) and c.func.attr == name]
+    if len(calls) != 1:
+        return None
+    call, src = calls[0], ctx.record.source
+    owner = ctx.names.lookup(segment(src, call.func.value) or "")
+    if isinstance(owner, types.ModuleType) and owner.__name__.startswith("torch"):
+        twin = name[:-1] if callable(getattr(owner, name[:-1], None)) else None
+        target = _plain(src, call.args[0]) if call.args else None
+        return InPlaceSpot("function", tree, stmt, call, target, twin)
+    twin = name[:-1] if name.endswith("_") and hasattr(torch.Tensor, name[:-1]) else None
+    return InPlaceSpot("method", tree, stmt, call, _plain(src, call.func.value), twin)
+
+
+def _keyword_spot(src: str, tree: ast.Module, stmt: ast.stmt, op: str) -> Optional[InPlaceSpot]:
+    """`inplace=True` on the line, else the one `ReLU(inplace=True)` in the cell that made this op."""
+    def flagged(where: ast.AST) -> List[Tuple[ast.Call, ast.keyword]]:
+        return [(c, k) for c in _calls(where) for k in c.keywords if k.arg == "inplace"
+                and isinstance(k.value, ast.Constant) and k.value.value is True]
+
+    def made_op(found: List[Tuple[ast.Call, ast.keyword]]) -> List[Tuple[ast.Call, ast.keyword]]:
+        return [(c, k) for c, k in found if callee_name(c).lower().replace("_", "") == op.replace("_", "")]
+
+    here = made_op(flagged(stmt))
+    if len(here) != 1:
+        here = made_op(flagged(tree))
+    if len(here) != 1:
+        return None
+    args = {_plain(src, c.args[0]) for c in _calls(stmt) if c.args} - {None}
+    return InPlaceSpot("keyword", tree, stmt, here[0][1], args.pop() if len(args) == 1 else None)

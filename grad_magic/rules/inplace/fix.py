@@ -1,0 +1,90 @@
+"""The inplace family's fix: the in-place op's own syntax at its spot, made out of place -- `x = x + y` for
+`x += y`, `x = x.add(y)` for `x.add_(y)`, `inplace=False`, `out=` dropped -- or `x = x.clone()` on the line
+before the write (before its `no_grad` block, where a rebind would drop the graph).
+
+Pure: the spot (culprit_spot.py) and the cell's text and ast -> minimal edits, checked to parse by
+`make_fix`; the descriptions come from the catalog. No name lookups.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from ...cell import assignments_to, indent_of, node_span, segment, split_lines
+from ...edits import apply_edits, insert_line_before, make_fix
+from ...model import Fix, TextEdit
+from ..context import RuleContext
+from ..kit import function_around, grad_off_blocks, line_code, parenthesised, quote, starts_line
+from .culprit_spot import AUG, InPlaceSpot
+
+
+def spot_fix(ctx: RuleContext, spot: InPlaceSpot, through_view: bool) -> Optional[Fix]:
+    """The out-of-place form of the op at `spot`; `through_view`: the op wrote through a view (no fix)."""
+    src = ctx.record.source
+    if spot.form == "keyword":
+        start, end = node_span(src, spot.node.value)
+        return make_fix(src, [TextEdit(start, end, "False")],
+                        ctx.say("inplace.saved.fix_keyword", lineno=spot.node.value.lineno))
+    if spot.target is None or through_view:
+        return None  # NB: writing through a view means to change its base: rebinding would not
+    guard = _no_grad_block(spot.tree, spot.stmt)
+    if guard is not None:  # a rebind under no_grad would drop the graph: copy before the block
+        return _clone_before(ctx, spot, guard)
+    if spot.form == "augassign" and isinstance(spot.node.target, (ast.Name, ast.Attribute)):
+        value = parenthesised(segment(src, spot.node.value) or "", spot.node.value)
+        text = f"{spot.target} = {spot.target} {AUG[type(spot.node.op)][1]} {value}"
+        return _rebind(ctx, spot, [TextEdit(*node_span(src, spot.stmt), text)])
+    if spot.form in ("method", "function") and spot.twin and _is_whole_statement(spot):
+        start, _ = node_span(src, spot.stmt)
+        _, end = node_span(src, spot.node.func)
+        edits = [TextEdit(start, start, f"{spot.target} = "), TextEdit(end - 1, end, "")]
+        return _rebind(ctx, spot, edits)
+    if spot.form == "out" and _is_whole_statement(spot):
+        return _without_out(ctx, spot)
+    return _clone_before(ctx, spot, spot.stmt)
+
+
+def _is_whole_statement(spot: InPlaceSpot) -> bool:
+    return isinstance(spot.stmt, ast.Expr) and spot.stmt.value is spot.node
+
+
+def _rebind(ctx: RuleContext, spot: InPlaceSpot, edits: List[TextEdit]) -> Optional[Fix]:
+    src = ctx.record.source
+    fixed = split_lines(apply_edits(src, edits))
+    code = line_code(fixed[spot.stmt.lineno - 1]) if spot.stmt.lineno <= len(fixed) else ""
+    return make_fix(src, edits, ctx.say("inplace.saved.fix_rebind", lineno=spot.stmt.lineno, code=code))
+
+
+def _without_out(ctx: RuleContext, spot: InPlaceSpot) -> Optional[Fix]:
+    """`torch.add(a, b, out=x)` -> `x = torch.add(a, b)`."""
+    src = ctx.record.source
+    call = spot.node
+    args = [*call.args, *call.keywords]
+    i = next(i for i, a in enumerate(args) if isinstance(a, ast.keyword) and a.arg == "out")
+    if i == 0:
+        return None
+    _, cut_from = node_span(src, args[i - 1])
+    _, cut_to = node_span(src, args[i])
+    start, _ = node_span(src, spot.stmt)
+    edits = [TextEdit(start, start, f"{spot.target} = "), TextEdit(cut_from, cut_to, "")]
+    return make_fix(src, edits, ctx.say("inplace.saved.fix_out", lineno=spot.stmt.lineno, name=quote(spot.target)))
+
+
+def _clone_before(ctx: RuleContext, spot: InPlaceSpot, anchor: ast.stmt) -> Optional[Fix]:
+    """`x = x.clone()` on a line of its own before `anchor` (the write, or the no_grad block around it)."""
+    src = ctx.record.source
+    if not starts_line(src, anchor):
+        return None  # NB: `a = 1; x[0] = 0`: a line inserted before would not sit just before the write
+    if any(anchor.lineno <= a.lineno < spot.stmt.lineno for a in assignments_to(spot.tree, spot.target)):
+        return None  # NB: the name is bound again between the copy and the write
+    indent = indent_of(split_lines(src)[anchor.lineno - 1])
+    text = f"{indent}{spot.target} = {spot.target}.clone()"
+    return make_fix(src, [insert_line_before(src, anchor.lineno, text)],
+                    ctx.say("inplace.saved.fix_clone", lineno=anchor.lineno, name=quote(spot.target)))
+
+
+def _no_grad_block(tree: ast.Module, stmt: ast.stmt) -> Optional[ast.stmt]:
+    """The outermost `with torch.no_grad():` (inference_mode, set_grad_enabled(False)) around `stmt` in its
+    function (or the cell)."""
+    blocks = grad_off_blocks(function_around(tree, stmt.lineno), stmt.lineno)
+    return blocks[0] if blocks else None  # type: ignore[return-value]

@@ -1,0 +1,90 @@
+"""Which integer tensor was asked for requires_grad (integer-requires-grad): the call that made it, its name,
+its live tensor, and the dtype the call gives.
+
+May touch: the cell's ast; live objects through the NameIndex, torch metadata only. Never runs user code.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Optional, Set, Tuple
+
+import torch
+
+from ...cell import cell_tree, enclosing_statement
+from ...facts import dtype_name
+from ..context import RuleContext
+from ..kit import callee_name, dotted, scope_statements, torch_aliases
+from .culprit import FACTORIES, binds
+
+
+@dataclass(frozen=True)
+class IntegerTensor:
+    """The integer tensor of the failing statement, as far as it is known."""
+
+    call: Optional[ast.Call]  # the torch call that made it
+    name: str  # its name in the cell ("" when unnamed)
+    tensor: Any  # the live tensor, when the name holds one
+    dtype: Optional[str]  # its dtype: the live tensor's, else the one the creating call gives
+
+
+def integer_tensor(ctx: RuleContext) -> IntegerTensor:
+    lineno = ctx.record.error_lineno
+    tree = cell_tree(ctx.record.source)
+    stmt = enclosing_statement(tree, lineno) if tree is not None and lineno else None
+    aliases = (torch_aliases(tree) if tree is not None else set()) | {"torch"}
+    found = _creation(ctx, tree, stmt, aliases) if stmt is not None else None
+    call, name, obj = found if found is not None else (None, "", None)
+    dtype = dtype_name(obj.dtype) if isinstance(obj, torch.Tensor) else literal_dtype(call)
+    return IntegerTensor(call, name, obj, dtype)
+
+
+def _creation(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, aliases: Set[str]
+              ) -> Optional[Tuple[Optional[ast.Call], str, Any]]:
+    """(the call that made the integer tensor, its name, the live tensor) for the failing statement."""
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+    name = (dotted(target) or "") if target is not None else ""
+    for call in calls:  # `torch.tensor([1, 2], requires_grad=True)`
+        if is_torch_factory(call, aliases) and any(k.arg == "requires_grad" for k in call.keywords):
+            return call, name, None
+    subject: Optional[ast.AST] = None
+    for call in calls:  # `x.requires_grad_()`, `nn.Parameter(x)`
+        if callee_name(call) == "requires_grad_" and isinstance(call.func, ast.Attribute):
+            subject = call.func.value
+        elif callee_name(call) == "Parameter" and call.args:
+            subject = call.args[0]
+    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                            for t in stmt.targets):  # `x.requires_grad = True`
+        subject = next(t.value for t in stmt.targets if isinstance(t, ast.Attribute))
+    if isinstance(subject, ast.Call) and is_torch_factory(subject, aliases):
+        return subject, name, None
+    if isinstance(subject, ast.Name):
+        obj = ctx.names.lookup(subject.id)
+        made = [s for s in scope_statements(tree) if isinstance(s, ast.Assign) and binds(s, subject.id)
+                and s.lineno < stmt.lineno]
+        value = made[-1].value if made else None
+        if isinstance(value, ast.Call) and is_torch_factory(value, aliases):
+            return value, subject.id, obj
+        return None if obj is None else (None, subject.id, obj)
+    return None
+
+
+def is_torch_factory(call: ast.Call, aliases: Set[str]) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in FACTORIES and isinstance(func.value, ast.Name) \
+        and func.value.id in aliases
+
+
+def literal_dtype(call: Optional[ast.Call]) -> Optional[str]:
+    """The dtype a creating call gives, read from its text (`dtype=`, or the kind of its literal)."""
+    if call is None:
+        return None
+    for k in call.keywords:
+        if k.arg == "dtype":
+            spelled = getattr(torch, (dotted(k.value) or "").split(".")[-1] or "_", None)
+            return dtype_name(spelled) if isinstance(spelled, torch.dtype) else None
+    values = [n.value for a in call.args[:1] for n in ast.walk(a) if isinstance(n, ast.Constant)]
+    if callee_name(call) == "tensor" and values and all(isinstance(v, bool) for v in values):
+        return "bool"
+    return "int64" if callee_name(call) in ("arange", "randint", "randperm", "tensor") else None

@@ -1,7 +1,6 @@
 """The dtypes family: target-dtype and dtype-mismatch (message variants, which argument is odd, fixes, wording)."""
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
@@ -11,10 +10,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import grad_magic
-from grad_magic import catalog
 from grad_magic.engine import diagnose
-from grad_magic.record import RunRecord
-from grad_magic.rules.dtypes import _MISMATCH, _mismatch_message, _target_message, torch_dtype
+from grad_magic.rules.dtypes.message import (MISMATCH, DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch,
+                                             parse_target_dtype, torch_dtype)
+from cards import diagnosis, record_of
 from gm_shell import run
 
 
@@ -28,17 +27,17 @@ def _raised(fn) -> str:
 
 def test_torch_2_13_target_messages_are_recognised():
     logits = torch.randn(4, 3)
-    assert _target_message(_raised(lambda: F.cross_entropy(logits, torch.tensor([0., 1., 2., 0.])))) == \
-        ("int64", "float32", True)
-    assert _target_message(_raised(lambda: F.nll_loss(logits, torch.zeros(4, dtype=torch.float64)))) == \
-        ("int64", "float64", True)
+    assert parse_target_dtype(_raised(lambda: F.cross_entropy(logits, torch.tensor([0., 1., 2., 0.])))) == \
+        TargetDtypeError("int64", "float32", True)
+    assert parse_target_dtype(_raised(lambda: F.nll_loss(logits, torch.zeros(4, dtype=torch.float64)))) == \
+        TargetDtypeError("int64", "float64", True)
     # 1-D scores with a 0-d float target: not taken as probabilities, refused as a class number
-    assert _target_message(_raised(lambda: F.cross_entropy(torch.randn(3), torch.tensor(1.)))) == \
-        ("int64", "float32", True)
-    assert _target_message(_raised(lambda: F.binary_cross_entropy(torch.rand(4), torch.tensor([0, 1, 1, 0])))) \
-        == ("float32", "int64", False)
-    assert _target_message(_raised(lambda: F.binary_cross_entropy_with_logits(
-        torch.randn(4), torch.tensor([0, 1, 1, 0])))) == ("float32", "int64", False)
+    assert parse_target_dtype(_raised(lambda: F.cross_entropy(torch.randn(3), torch.tensor(1.)))) == \
+        TargetDtypeError("int64", "float32", True)
+    assert parse_target_dtype(_raised(lambda: F.binary_cross_entropy(torch.rand(4), torch.tensor([0, 1, 1, 0])))) \
+        == TargetDtypeError("float32", "int64", False)
+    assert parse_target_dtype(_raised(lambda: F.binary_cross_entropy_with_logits(
+        torch.randn(4), torch.tensor([0, 1, 1, 0])))) == TargetDtypeError("float32", "int64", False)
 
 
 @pytest.mark.parametrize("message,expected", [
@@ -52,7 +51,7 @@ def test_torch_2_13_target_messages_are_recognised():
     ("Found dtype Bool but expected Float", ("float32", "bool", False)),
 ])
 def test_older_target_messages(message, expected):
-    assert _target_message(message) == expected
+    assert parse_target_dtype(message) == TargetDtypeError(*expected)
 
 
 @pytest.mark.parametrize("message", [
@@ -63,7 +62,7 @@ def test_older_target_messages(message, expected):
     "Target 5 is out of bounds.",
 ])
 def test_not_target_messages(message):
-    assert _target_message(message)[0] is None
+    assert parse_target_dtype(message) is None
 
 
 def test_torch_2_13_mismatch_messages_are_recognised():
@@ -81,8 +80,8 @@ def test_torch_2_13_mismatch_messages_are_recognised():
         (lambda: F.cross_entropy(torch.randint(0, 3, (4, 3)), torch.tensor([0, 1, 2, 0])), ("int64", "float32")),
     ]
     for fn, (a, b) in cases:
-        said = _mismatch_message(_raised(fn))
-        assert said is not None and set(said[:2]) == {a, b}
+        said = parse_dtype_mismatch(_raised(fn))
+        assert said is not None and {said.a, said.b} == {a, b}
 
 
 @pytest.mark.parametrize("message,expected", [
@@ -95,7 +94,7 @@ def test_torch_2_13_mismatch_messages_are_recognised():
     ("\"host_softmax\" not implemented for 'Long'", ("int64", "float32", True)),  # CUDA / torch 1.x
 ])
 def test_older_mismatch_messages(message, expected):
-    assert _mismatch_message(message) == expected
+    assert parse_dtype_mismatch(message) == DtypeMismatchError(*expected)
 
 
 @pytest.mark.parametrize("message", [
@@ -105,7 +104,7 @@ def test_older_mismatch_messages(message, expected):
     "result type Float can't be cast to the desired output type Long",
 ])
 def test_not_mismatch_messages(message):
-    assert _mismatch_message(message) is None
+    assert parse_dtype_mismatch(message) is None
 
 
 def test_dtype_names():
@@ -117,103 +116,106 @@ def test_dtype_names():
 def test_regexes_are_linear_on_a_huge_message():
     message = "Found dtype " + "a" * 1_000_000 + " \"" + "log_softmax" * 50_000 + "x" * 100_000
     start = time.perf_counter()
-    _target_message(message)
-    _mismatch_message(message)
-    for pattern in _MISMATCH:
+    parse_target_dtype(message)
+    parse_dtype_mismatch(message)
+    for pattern in MISMATCH:
         pattern.search("(" * 500_000 + "Input type (" * 50_000)
     assert time.perf_counter() - start < 5
 
 
 # -- the rules on hand-made records: an older torch's message on a line of this cell --
 
-def _diagnose(source, message, lineno, namespace, kind):
-    record = RunRecord(filename="<cell>", source=source, exception=RuntimeError(message), error_lineno=lineno,
-                       error_locals=namespace)
-    found = diagnose(record, {"torch": torch, "F": F, "nn": nn, **namespace}, "en")
-    assert found and found[0].kind == kind, [(d.kind, d.notes) for d in found]
-    return found[0]
+MODULES = {"torch": torch, "F": F, "nn": nn}
 
 
 def test_old_nll_message_with_a_float_target_is_target_dtype():
     src = "%%gradcheck\nimport torch\nloss = F.cross_entropy(scores, y)\n"
-    d = _diagnose(src, "expected scalar type Long but found Float", 3,
-                  {"scores": torch.randn(2, 3), "y": torch.zeros(2)}, "target-dtype")
+    ns = {"scores": torch.randn(2, 3), "y": torch.zeros(2)}
+    d = diagnosis(src, "expected scalar type Long but found Float", 3, kind="target-dtype",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("y",) and d.fix.source.splitlines()[2] == "loss = F.cross_entropy(scores, y.long())"
 
 
 def test_old_expected_long_message_without_a_loss_is_dtype_mismatch():
     src = "%%gradcheck\nimport torch\nout = counts @ w\n"
-    d = _diagnose(src, "expected scalar type Long but found Float", 3,
-                  {"counts": torch.zeros(2, 3, dtype=torch.long), "w": torch.randn(3, 1)}, "dtype-mismatch")
+    ns = {"counts": torch.zeros(2, 3, dtype=torch.long), "w": torch.randn(3, 1)}
+    d = diagnosis(src, "expected scalar type Long but found Float", 3, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("counts",) and d.fix.source.splitlines()[2] == "out = counts.float() @ w"
 
 
 def test_found_long_on_bce_is_the_target_when_the_target_is_long():
     src = "%%gradcheck\nimport torch\nloss = F.binary_cross_entropy(probs, labels)\n"
-    d = _diagnose(src, "Found dtype Long but expected Float", 3,
-                  {"probs": torch.rand(4), "labels": torch.ones(4, dtype=torch.long)}, "target-dtype")
+    ns = {"probs": torch.rand(4), "labels": torch.ones(4, dtype=torch.long)}
+    d = diagnosis(src, "Found dtype Long but expected Float", 3, kind="target-dtype",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("labels",) and "labels.float()" in d.fix.source
 
 
 def test_found_long_on_bce_is_not_the_target_when_the_input_is_long():
     src = "%%gradcheck\nimport torch\nloss = F.binary_cross_entropy(hits, probs)\n"
-    d = _diagnose(src, "Found dtype Float but expected Long", 3,
-                  {"hits": torch.ones(4, dtype=torch.long), "probs": torch.rand(4)}, "dtype-mismatch")
+    ns = {"hits": torch.ones(4, dtype=torch.long), "probs": torch.rand(4)}
+    d = diagnosis(src, "Found dtype Float but expected Long", 3, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("hits",) and "hits.float()" in d.fix.source
 
 
 def test_a_float64_target_is_a_dtype_mismatch_naming_the_target():
     src = "%%gradcheck\nimport torch\ny = torch.from_numpy(arr)\nloss = F.binary_cross_entropy(p, y)\n"
-    d = _diagnose(src, "Found dtype Double but expected Float", 4,
-                  {"p": torch.rand(4), "y": torch.ones(4, dtype=torch.float64), "arr": np.ones(4)}, "dtype-mismatch")
+    ns = {"p": torch.rand(4), "y": torch.ones(4, dtype=torch.float64), "arr": np.ones(4)}
+    d = diagnosis(src, "Found dtype Double but expected Float", 4, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("y",) and d.fix.source.splitlines()[2] == "y = torch.from_numpy(arr).float()"
 
 
 def test_a_cast_error_without_a_loss_call_is_not_target_dtype():
     src = "%%gradcheck\nimport torch\ncounts += 0.5\n"
-    record = RunRecord(filename="<cell>", source=src, exception=RuntimeError(
-        "result type Float can't be cast to the desired output type Long"), error_lineno=3,
-        error_locals={"counts": torch.zeros(3, dtype=torch.long)})
+    record = record_of(src, "result type Float can't be cast to the desired output type Long", 3,
+                       error_locals={"counts": torch.zeros(3, dtype=torch.long)})
     found = diagnose(record, {"torch": torch}, "en")
     assert all(d.kind not in ("target-dtype", "dtype-mismatch") for d in found)
 
 
 def test_half_against_double_names_no_culprit_and_proposes_no_fix():
     src = "%%gradcheck\nimport torch\nout = a @ b\n"
-    d = _diagnose(src, "expected m1 and m2 to have the same dtype, but got: c10::Half != double", 3,
-                  {"a": torch.zeros(2, 2, dtype=torch.half), "b": torch.zeros(2, 2, dtype=torch.float64)},
-                  "dtype-mismatch")
+    ns = {"a": torch.zeros(2, 2, dtype=torch.half), "b": torch.zeros(2, 2, dtype=torch.float64)}
+    d = diagnosis(src, "expected m1 and m2 to have the same dtype, but got: c10::Half != double", 3,
+                  kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.fix is None and "float16 / float64" in d.title
 
 
 def test_a_mismatch_raised_by_backward_blames_no_tensor_on_the_line():
     # torch 1.x: mse_loss's backward said "Found dtype Double but expected Float" on the backward() line
     src = "%%gradcheck\nimport torch\nloss = F.mse_loss(out, y)\nloss.backward()\n"
-    d = _diagnose(src, "Found dtype Double but expected Float", 4,
-                  {"loss": torch.tensor(1.0, dtype=torch.float64)}, "dtype-mismatch")
+    ns = {"loss": torch.tensor(1.0, dtype=torch.float64)}
+    d = diagnosis(src, "Found dtype Double but expected Float", 4, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.fix is None and d.names == () and "backward pass" in d.why
 
 
 def test_a_reshape_of_the_numpy_tensor_is_followed_back_to_where_it_was_made():
     src = ("%%gradcheck\nimport torch\nx = torch.from_numpy(arr)\nx = x.view(-1, 3)\nlayer.to('cpu')\n"
            "out = layer(x)\n")
-    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 6,
-                  {"x": torch.zeros(2, 3, dtype=torch.float64), "arr": np.zeros(6), "layer": nn.Linear(3, 1)},
-                  "dtype-mismatch")
+    ns = {"x": torch.zeros(2, 3, dtype=torch.float64), "arr": np.zeros(6), "layer": nn.Linear(3, 1)}
+    d = diagnosis(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 6, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.fix.source.splitlines()[2] == "x = torch.from_numpy(arr).float()"
 
 
 def test_a_model_made_double_then_moved_is_fixed_where_it_was_made_double():
     src = "%%gradcheck\nimport torch\nnet = nn.Linear(3, 1).double()\nnet.to('cpu')\nout = net(x)\n"
-    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Float and Double", 5,
-                  {"x": torch.zeros(2, 3), "net": nn.Linear(3, 1).double()}, "dtype-mismatch")
+    ns = {"x": torch.zeros(2, 3), "net": nn.Linear(3, 1).double()}
+    d = diagnosis(src, "mat1 and mat2 must have the same dtype, but got Float and Double", 5, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.names == ("net",) and d.fix.source.splitlines()[2] == "net = nn.Linear(3, 1).float()"
 
 
 def test_dtype_keyword_float64_is_replaced():
     src = "%%gradcheck\nimport torch\nx = torch.randn(4, 3, dtype=torch.float64)\nout = layer(x)\n"
-    d = _diagnose(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 4,
-                  {"x": torch.randn(4, 3, dtype=torch.float64), "layer": nn.Linear(3, 2)}, "dtype-mismatch")
+    ns = {"x": torch.randn(4, 3, dtype=torch.float64), "layer": nn.Linear(3, 2)}
+    d = diagnosis(src, "mat1 and mat2 must have the same dtype, but got Double and Float", 4, kind="dtype-mismatch",
+                  namespace={**MODULES, **ns}, error_locals=ns)
     assert d.fix.source.splitlines()[2] == "x = torch.randn(4, 3, dtype=torch.float32)"
 
 
@@ -221,8 +223,7 @@ def test_the_rules_never_raise_on_a_cell_that_does_not_parse():
     src = "%%gradcheck\nthis is not python(\n"
     for message in ("mat1 and mat2 must have the same dtype, but got Double and Float",
                     "expected target dtype to be Long or Byte, but got Float"):
-        record = RunRecord(filename="<cell>", source=src, exception=RuntimeError(message), error_lineno=2)
-        d = diagnose(record, {}, "en")[0]
+        d = diagnose(record_of(src, message, 2), {}, "en")[0]
         assert d.kind in ("dtype-mismatch", "target-dtype") and d.fix is None and not d.notes
 
 
@@ -249,11 +250,3 @@ def test_chinese_card(shell, monkeypatch):
     d = grad_magic.last_diagnosis()
     assert d.kind == "dtype-mismatch" and d.language == "zh"
     assert "第 5 行" in d.what and "numpy" in d.why and "第 4 行" in d.fix.description
-
-
-def test_every_dtypes_message_has_chinese_text():
-    # NB: the separator and the `name (dtype)` pattern differ only in punctuation
-    keys = [k for k in catalog.MESSAGES if k.startswith("dtypes.") and k not in ("dtypes.sep", "dtypes.operand")]
-    assert len(keys) > 20
-    for key in keys:
-        assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

@@ -1,0 +1,162 @@
+"""The dtypes family's cards: the rules `target-dtype` and `dtype-mismatch`, worded only through catalog keys
+`dtypes.*`. `target-dtype` is registered first: the same message can be either.
+
+May touch: the parsed message, the culprit (culprit.py, culprit_origin.py) and the fix (fix.py); wording only
+through ctx.say and catalog.sentences.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Sequence
+
+import torch
+
+from ... import catalog
+from ...model import ERROR, Diagnosis, Fix
+from ..context import RuleContext
+from ..kit import text_of
+from ..registry import rule
+from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, facts, failing_statement, loss_on,
+                      met_by, names_of, odd_operand, operands)
+from .culprit_origin import Origin, find_origin
+from .fix import dtype_fix
+from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
+
+TARGET_KIND = "target-dtype"
+MISMATCH_KIND = "dtype-mismatch"
+SAID_NUMPY = ("cast", "numpy", "numpy_tensor")  # origins whose sentence already says where float64 came from
+
+
+def why_made(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str) -> str:
+    """Where the cell made the tensor `name` of `dtype` (through another name for it, when so)."""
+    if origin is None:
+        return ctx.say("dtypes.made.unknown", name=name, dtype=dtype)
+    made = ctx.say(f"dtypes.made.{origin.how}", name=origin.name, dtype=dtype, lineno=origin.stmt.lineno,
+                   code=ctx.record.source_line(origin.stmt.lineno).strip())
+    if origin.name != name:
+        return catalog.sentences([ctx.say("dtypes.alias", name=name, alias=origin.name), made], ctx.language)
+    return made
+
+
+# -- target-dtype --
+
+@rule(TARGET_KIND, raises=Exception, parse=parse_target_dtype, matches=(
+    "expected target dtype to be Long or Byte, but got Float (torch >= 2.12; also Double, Int)",
+    "expected scalar type Long but found Float (nll_loss / cross_entropy, torch 1.7 ... 2.11)",
+    "Found dtype Long but expected Float (binary_cross_entropy with integer labels)",
+    "result type Float can't be cast to the desired output type Long (BCEWithLogits with integer labels)",
+), fix="`.long()` / `.float()` where the targets are made, else on the loss call's target")
+def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]:
+    """A loss given targets of the wrong type: float class labels, or integer labels for a binary loss."""
+    tree, stmt = failing_statement(ctx)
+    loss = loss_on(ctx, stmt) if stmt is not None else None
+    if loss is not None and loss.wants != err.want:
+        return None
+    if not err.sure and not blames_target(ctx, loss, err.found):
+        return None  # NB: the same words come from other ops: only a loss whose target has the found type
+    target = loss.call.target if loss is not None else None
+    names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
+    origin = find_origin(ctx, tree, names, ctx.record.error_lineno, err.want) if tree is not None and names \
+        else None
+    fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
+    return _target_card(ctx, err, loss, names, origin, fix)
+
+
+def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],
+                 origin: Optional[Origin], fix: Optional[Fix]) -> Diagnosis:
+    lineno = ctx.record.error_lineno
+    name = names[0] if names else ""
+    found = err.found or "?"
+    family = "class" if err.want == "int64" else "binary"
+    loss_text = _loss_text(ctx, loss) if loss is not None else ctx.say("dtypes.the_loss")
+    target = f"`{text_of(ctx.record.source, loss.call.target)}`" if loss is not None and \
+        loss.call.target is not None else ctx.say("dtypes.the_target")
+    why = [ctx.say(f"dtypes.target.why.{family}", loss=loss_text, found=found, want=err.want)]
+    if name:
+        why.append(why_made(ctx, origin, name, found))
+    return ctx.diagnosis(
+        TARGET_KIND, ERROR, title=ctx.say(f"dtypes.target.title.{family}", loss=loss_text, found=found),
+        summary=ctx.say(f"dtypes.target.summary.{family}"),
+        what=ctx.say("dtypes.target.what", loss=loss_text, target=target, found=found, want=err.want,
+                     lineno=lineno or "?"),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
+        lines=sorted({n for n in (origin.stmt.lineno if origin else None, lineno) if n}),
+        names=[name] if name else [], tensors=facts(ctx, names[:1]), fix=fix)
+
+
+def _loss_text(ctx: RuleContext, loss: DtypeLoss) -> str:
+    """`F.cross_entropy` as written, or `criterion` (CrossEntropyLoss) when the name does not say it."""
+    written = loss.call.written
+    base = written[:-2] if written.endswith("()") else written
+    return f"`{written}`" if base.rpartition(".")[2] == loss.name else \
+        ctx.say("dtypes.operand", name=written, dtype=loss.name)
+
+
+# -- dtype-mismatch --
+
+@rule(MISMATCH_KIND, raises=Exception, parse=parse_dtype_mismatch, matches=(
+    "mat1 and mat2 must have the same dtype, but got Double and Float (nn.Linear, addmm)",
+    "expected m1 and m2 to have the same dtype, but got: double != float (@, mm)",
+    "Input type (double) and bias type (float) should be the same (conv; older: torch.DoubleTensor)",
+    "expected scalar type Double but found Float (bmm, einsum, conv without bias; older torch: most ops)",
+    "Found dtype Double but expected Float (binary_cross_entropy; mse_loss in torch 1.x)",
+    "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long' (integer scores into cross_entropy)",
+), fix="the dtype set where the odd tensor is made (`.float()` after torch.from_numpy, `dtype=torch.float32` "
+       "in torch.tensor, `.double()` -> `.float()`), else `.float()` at the use")
+def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Diagnosis:
+    """Tensors of two dtypes in one op: usually a float64 array from numpy meeting float32 weights."""
+    tree, stmt = failing_statement(ctx)
+    backward = stmt is not None and calls_backward(stmt)
+    seen = operands(ctx, stmt) if stmt is not None and not backward else []
+    odd = odd_operand(err, seen)
+    if odd is None:
+        return _unnamed_card(ctx, err, seen, backward)
+    names = [odd.name, *ctx.names.names_for(odd.obj)]
+    origin = find_origin(ctx, tree, names, ctx.record.error_lineno, WANT) if tree is not None else None
+    fix = dtype_fix(ctx, origin, odd.node if isinstance(odd.obj, torch.Tensor) else None, WANT, odd.name)
+    return _named_card(ctx, err, stmt, seen, odd, origin, fix)
+
+
+def _unnamed_card(ctx: RuleContext, err: DtypeMismatchError, seen: Sequence[Operand], backward: bool) -> Diagnosis:
+    """No operand of the line has the odd dtype (or none can be read): the two dtypes, no fix."""
+    lineno = ctx.record.error_lineno
+    pair = " / ".join(d for d in (err.a, err.b) if d) or ctx.say("dtypes.two_types")
+    why = [ctx.say("dtypes.mismatch.why"),
+           ctx.say("dtypes.mismatch.in_backward" if backward else "dtypes.mismatch.no_culprit")]
+    if "float64" in (err.a, err.b):
+        why.append(ctx.say("dtypes.mismatch.numpy_note"))
+    return ctx.diagnosis(
+        MISMATCH_KIND, ERROR, title=ctx.say("dtypes.mismatch.title_unnamed", pair=pair),
+        summary=ctx.say("dtypes.mismatch.summary"),
+        what=ctx.say("dtypes.mismatch.what_unnamed", pair=pair, lineno=lineno or "?", code=_code(ctx, lineno)),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno] if lineno else [],
+        tensors=facts(ctx, [o.name for o in seen])[:4])
+
+
+def _named_card(ctx: RuleContext, err: DtypeMismatchError, stmt: Optional[ast.stmt], seen: Sequence[Operand],
+                odd: Operand, origin: Optional[Origin], fix: Optional[Fix]) -> Diagnosis:
+    lineno = ctx.record.error_lineno
+    tensors = facts(ctx, [o.name for o in seen])
+    near = met_by(stmt, seen, odd.node)
+    sep, operand = ctx.say("dtypes.sep"), lambda f: ctx.say("dtypes.operand", name=f.name, dtype=f.dtype)
+    others = sep.join(operand(f) for f in tensors if f.name in near and f.dtype != odd.dtype) \
+        or sep.join(operand(f) for f in tensors if f.name != odd.name and f.dtype != odd.dtype) \
+        or ctx.say("dtypes.the_weights")
+    key = "int" if err.int_logits else "float"
+    why = [ctx.say(f"dtypes.mismatch.why.{key}"), why_made(ctx, origin, odd.name, odd.dtype)]
+    if isinstance(odd.obj, torch.Tensor) and odd.dtype == "float64" and \
+            (origin is None or origin.how not in SAID_NUMPY):
+        why.append(ctx.say("dtypes.mismatch.numpy_note"))
+    tensors = [f for f in tensors if f.name == odd.name] + [f for f in tensors if f.name != odd.name]
+    return ctx.diagnosis(
+        MISMATCH_KIND, ERROR, title=ctx.say(f"dtypes.mismatch.title.{key}", name=odd.name, dtype=odd.dtype),
+        summary=ctx.say("dtypes.mismatch.summary"),
+        what=ctx.say(f"dtypes.mismatch.what.{key}", name=odd.name, dtype=odd.dtype, others=others,
+                     lineno=lineno or "?", code=_code(ctx, lineno)),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
+        lines=sorted({n for n in (origin.stmt.lineno if origin else None, lineno) if n}),
+        names=[odd.name], tensors=tensors[:4], fix=fix)
+
+
+def _code(ctx: RuleContext, lineno: Optional[int]) -> str:
+    return " ".join(ctx.record.source_line(lineno).split())

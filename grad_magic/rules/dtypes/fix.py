@@ -1,0 +1,60 @@
+"""The dtypes family's fixes: one spot in the cell gets the dtype wanted -- where the tensor is made (`.float()`
+after torch.from_numpy, `dtype=torch.float32` in torch.tensor, `.double()` -> `.float()`), else a conversion
+at the use on the failing line.
+
+Pure functions of the cause and the cell text; only the fix's description is worded (catalog `dtypes.fix.*`).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ...cell import node_span
+from ...edits import make_fix
+from ...model import Fix, TextEdit
+from ..context import RuleContext
+from ..kit import parenthesised, text_of
+from .culprit_origin import Origin
+
+WRITTEN = {"float32": "torch.float32", "int64": "torch.long", "float64": "torch.float64"}
+METHOD = {"float32": "float", "int64": "long", "float64": "double"}
+
+
+def dtype_fix(ctx: RuleContext, origin: Optional[Origin], use: Optional[ast.AST], want: str,
+              name: str) -> Optional[Fix]:
+    """The dtype set where the tensor was made when a spot there says it, else converted at `use`."""
+    src = ctx.record.source
+    method = METHOD[want]
+    if origin is not None and origin.spot is not None:
+        return make_fix(src, [edit_where_made(src, origin, want)], ctx.say(
+            f"dtypes.fix.{origin.how}", name=origin.name, lineno=origin.stmt.lineno, dtype=want,
+            written=WRITTEN[want], method=method))
+    edit = cast_at_use(src, use, want)
+    if edit is None:
+        return None
+    return make_fix(src, [edit], ctx.say("dtypes.fix.use", name=name or text_of(src, use), method=method,
+                                         lineno=ctx.record.error_lineno, dtype=want))
+
+
+def edit_where_made(source: str, origin: Origin, want: str) -> TextEdit:
+    """The edit at the origin's spot that makes the tensor `want` (see `Origin.edit`)."""
+    spot = origin.spot
+    assert spot is not None, "an origin without a spot has no edit"
+    start, end = node_span(source, spot)
+    if origin.edit == "cast_method":  # NB: `x.double()`: the spot is the call; its name and `()` are replaced
+        return TextEdit(end - len(spot.func.attr) - 2, end, f"{METHOD[want]}()")
+    if origin.edit == "dtype":
+        return TextEdit(start, end, WRITTEN[want])
+    if origin.edit == "suffix":
+        return TextEdit(end, end, f".{METHOD[want]}()")
+    last = max([*spot.args, *spot.keywords], key=lambda a: (a.end_lineno, a.end_col_offset))
+    _, at = node_span(source, last)
+    return TextEdit(at, at, f", dtype={WRITTEN[want]}")
+
+
+def cast_at_use(source: str, node: Optional[ast.AST], want: str) -> Optional[TextEdit]:
+    """`y` -> `y.long()` (`(a + b).long()` for an expression) at the use on the failing line."""
+    if node is None:
+        return None
+    start, end = node_span(source, node)
+    return TextEdit(start, end, f"{parenthesised(source[start:end], node)}.{METHOD[want]}()")

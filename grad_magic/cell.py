@@ -11,8 +11,9 @@ import ast
 import re
 import textwrap
 import warnings
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -98,9 +99,29 @@ def _transform(body: str) -> str:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # pragma: no cover - IPython is a dependency; kept for capture() without it
         return body
-    with warnings.catch_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
-        warnings.simplefilter("ignore")
+    with unshown_warnings():  # NB: IPython warns about lines broken at \x1c, \x85 or \u2028
         return TransformerManager().transform_cell(body)
+
+
+@contextmanager
+def unshown_warnings() -> Iterator[None]:
+    """Warnings raised inside are not shown (the user saw the cell's own when it ran).
+
+    NB: not `warnings.catch_warnings()`: leaving it bumps the filters' version, which empties every module's
+    warning registry, so each "default" warning the user has seen once fires again. Only `showwarning` is
+    swapped, and put back unless something inside replaced it too.
+    """
+    shown = warnings.showwarning
+    warnings.showwarning = _unshown
+    try:
+        yield
+    finally:
+        if warnings.showwarning is _unshown:
+            warnings.showwarning = shown
+
+
+def _unshown(*args: object, **kwargs: object) -> None:
+    return None
 
 
 # NB: where IPython's input transforms act: an escape at the start of a line (%magic, !cmd, ?help,
@@ -137,7 +158,8 @@ def cell_tree(cell: str) -> Optional[ast.Module]:
     first, _, _ = cell.partition("\n")
     pad = "\n" if first.startswith("%%") else ""
     try:
-        return ast.parse(pad + python_of_cell(cell))
+        with unshown_warnings():  # NB: the cell's own SyntaxWarnings, which the user saw when it ran
+            return ast.parse(pad + python_of_cell(cell))
     except (SyntaxError, ValueError):
         return None
 

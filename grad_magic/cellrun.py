@@ -43,6 +43,8 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
             value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
     except BaseException as exc:
         run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
+        if isinstance(exc, SyntaxError) and exc.filename == filename and _failed_before_running(shell, exc):
+            return None
         _report(shell, run, options)
         _as_in_a_plain_cell(exc)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
@@ -167,6 +169,18 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
             setattr(exc, _SHOWN, True)
     except Exception:
         pass
+
+
+def _failed_before_running(shell: Any, exc: SyntaxError) -> bool:
+    """A syntax error in the body, as a plain cell has it: Python's message alone (no frames of IPython's or
+    ours) and the cell failed before anything ran (`error_before_exec`). False where IPython's running cell
+    cannot be reached (then the error is raised, as any other)."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    if result is None or not hasattr(result, "error_before_exec"):
+        return False
+    shell.showsyntaxerror()  # NB: reads the error being handled, as IPython's run_cell does
+    result.error_before_exec = exc
+    return True
 
 
 def _is_own_syntax_error(record: Any) -> bool:

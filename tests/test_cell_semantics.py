@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import IPython
 import pytest
@@ -184,11 +185,27 @@ def test_ipython_syntax_in_the_body(shell):
     assert shell.user_ns["value"] == "hello"
 
 
-def test_syntax_error_is_raised_with_the_editor_line(shell):
-    result = run(shell, "%%gradcheck\nx = 1\ny = (\n")
-    assert isinstance(result.error_in_exec, SyntaxError)
-    assert result.error_in_exec.lineno == 3
+def _cell_named(text: str) -> str:
+    """Output with the cell's name and line number left out: `In[3], line 2` (IPython 8+),
+    `"<ipython-input-3-ab12>", line 2` (IPython 7), colours dropped."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return re.sub(r'(In\[\d+\]|"<ipython-input-\d+-[0-9a-f]+>"), line \d+', "<cell>, line L", text)
+
+
+def test_syntax_error_is_a_plain_cells_with_the_editor_line(shell, capsys):
+    """As a plain cell: the cell fails before anything runs, and Python's message is all that shows (no frames
+    of IPython's or grad_magic's), at the editor's line."""
+    plain = run(shell, "ran = 1\ny = (\n")
+    plain_out = capsys.readouterr()
+    result = run(shell, "%%gradcheck\nran = 2\ny = (\n")
+    out = capsys.readouterr()
+    assert isinstance(result.error_before_exec, SyntaxError) and result.error_in_exec is None
+    assert isinstance(plain.error_before_exec, SyntaxError) and not result.success
+    assert result.error_before_exec.lineno == 3 and "ran" not in shell.user_ns
     assert displayed(shell) == []  # Python's own message says it all
+    shown, plain_shown = (_cell_named(o.out + o.err) for o in (out, plain_out))
+    assert shown == plain_shown
+    assert "grad_magic" not in shown and "run_cell_magic" not in shown
 
 
 def test_unknown_option_is_a_usage_error_and_runs_nothing(shell):
@@ -278,3 +295,26 @@ def test_loading_imports_nothing_heavy_beyond_torch():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out and "LOADED True" in out
+
+
+
+def test_making_a_card_leaves_the_users_warning_registry_as_it_was():
+    """A "default" warning shows once per place; diagnosing and rendering a card (which parses and highlights
+    the cell, SyntaxWarnings and all) must not make it show again. NB: `warnings.catch_warnings()` would:
+    leaving it empties every registry."""
+    from grad_magic.engine import diagnose
+    from grad_magic.record import RunRecord
+    from grad_magic.render import mimebundle
+
+    namespace = {"__name__": "user_module"}
+    exec("import warnings\ndef f():\n    warnings.warn('once here', UserWarning)\n", namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        seen = []
+        warnings.showwarning = lambda message, *args, **kwargs: seen.append(str(message))
+        namespace["f"]()
+        source = f"%%gradcheck\nx = 1 is 1  # {id(seen)}\ny = x.bad\n"  # NB: a cell no cache has seen
+        record = RunRecord(filename="<c>", source=source, exception=AttributeError("bad"), error_lineno=3)
+        mimebundle(diagnose(record, {}, "en")[0])
+        namespace["f"]()
+        assert seen.count("once here") == 1, seen

@@ -14,7 +14,6 @@ statement) and the token before it is the previous line's newline, so lexing the
 from __future__ import annotations
 
 import re
-import warnings
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -90,9 +89,7 @@ def _statement_starts(text: str, line_count: int) -> List[int]:
         python = python_of_cell(text)
         if python.count("\n") + shift not in (line_count, line_count - 1):
             return [1]
-        with warnings.catch_warnings():  # NB: the user saw the cell's own SyntaxWarnings already
-            warnings.simplefilter("ignore")
-            tree = cell_tree(text)  # NB: the rules' parse of the same cell, numbered as the cell
+        tree = cell_tree(text)  # NB: the rules' parse of the same cell, numbered as the cell (warnings unshown)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [1]
     if tree is None:

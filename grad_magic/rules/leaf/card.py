@@ -7,10 +7,11 @@ wording; of live objects, torch metadata only.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
+from ... import catalog
 from ...cell import cell_tree
 from ...model import ERROR, WARNING, Diagnosis, Fix
 from ..context import RuleContext
@@ -44,7 +45,7 @@ def leaf_modified_in_place(ctx: RuleContext, err: LeafInPlace) -> Optional[Diagn
         KIND, ERROR, title=ctx.say("leaf.title_view" if err.view else "leaf.title", name=shown),
         summary=ctx.say("leaf.summary", name=shown, lineno=lineno, code=code),
         what=ctx.say("leaf.what_view" if err.view else "leaf.what", name=shown, lineno=lineno, code=code),
-        why=_spaced(why), where=ctx.where(lineno),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
         lines=sorted({n for n in (extra or None, lineno) if n}), names=[name] if name else [], tensors=facts,
         fix=fix)
 
@@ -102,7 +103,7 @@ def _explain_non_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: 
         WARN_KIND, WARNING, title=title,
         summary=ctx.say("nonleaf.summary", name=name, lineno=read_line),
         what=ctx.say("nonleaf.what", name=name, lineno=read_line, grad_fn=grad_fn),
-        why=_spaced([ctx.say("nonleaf.why_leaf_only"), *why]), where=ctx.where(read_line),
+        why=catalog.sentences([ctx.say("nonleaf.why_leaf_only"), *why], ctx.language), where=ctx.where(read_line),
         lines=sorted({n for n in (read_line, line) if n}), names=names,
         tensors=[f for f in [fact_for(name, obj)] if f is not None], fix=fix)
 
@@ -128,13 +129,3 @@ def _why_not_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: int,
     fix = retain_fix(ctx, tree, b, name, read_line) if b is not None else None
     why = [ctx.say("nonleaf.why_intermediate", name=name, grad_fn=grad_fn)]
     return ctx.say("nonleaf.title_intermediate", name=name), b.lineno if b is not None else None, fix, why
-
-
-def _spaced(why: Sequence[str]) -> str:
-    """The why-sentences with a space between them, in every language.
-
-    NB: so the golden cards have them, Chinese ones too. `catalog.sentences(why, ctx.language)`, the house's
-    way, drops the space after a Chinese full stop: it would change golden Chinese cards, so the switch is
-    left to the lead (see this family's report).
-    """
-    return " ".join(why)

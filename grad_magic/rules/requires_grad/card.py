@@ -66,7 +66,7 @@ def _diagnosis(ctx: RuleContext, loss: Optional[Loss], *, title: str, summary: s
     shown = sorted({n for n in lines if n}) or [line]
     facts = (loss.facts() if loss is not None else []) + [t for t in tensors if t is not None]
     return ctx.diagnosis(KIND, ERROR, title=title, summary=summary, what=what,
-                         why=_spaced(why), where=ctx.where(line), lines=shown,
+                         why=catalog.sentences(why, ctx.language), where=ctx.where(line), lines=shown,
                          names=list(dict.fromkeys(n for n in names if n)),
                          tensors=list({f.name: f for f in facts}.values()), fix=fix)
 
@@ -212,16 +212,6 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
         INT_KIND, ERROR, title=ctx.say("int_rg.title", name=subject, dtype=dtype),
         summary=ctx.say("int_rg.summary", name=subject, dtype=dtype),
         what=ctx.say("int_rg.what", lineno=lineno, name=subject, dtype=dtype),
-        why=_spaced(why), where=ctx.where(lineno),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
         lines=sorted({n for n in (getattr(call, "lineno", None), lineno) if n}), names=[name] if name else [],
         tensors=facts, fix=fix)
-
-
-def _spaced(why: Sequence[str]) -> str:
-    """The why-sentences with a space between them, in every language.
-
-    NB: so the golden cards have them, Chinese ones too. `catalog.sentences(why, ctx.language)`, the house's
-    way, drops the space after a Chinese full stop: it would change golden Chinese cards, so the switch is
-    left to the lead (see this family's report).
-    """
-    return " ".join(why)

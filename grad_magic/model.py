@@ -1,7 +1,7 @@
 """The data model every room shares: what a diagnosis says, as plain strings and numbers.
 
 This module may not import torch, IPython or any renderer. A `Diagnosis` never holds a live tensor,
-never holds HTML: rules build it, fixes fill its `fix`, renderers read it.
+never holds HTML: rules build it, fixes fill its `fix`, renderers read it (`render.Card` shows one).
 """
 from __future__ import annotations
 
@@ -79,13 +79,3 @@ class Diagnosis:
     @property
     def is_error(self) -> bool:
         return self.severity == ERROR
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from .render import mimebundle  # NB: imported late so the model stays free of renderers
-
-        return mimebundle(self)
-
-    def __str__(self) -> str:
-        from .render import text
-
-        return text.render(self, color=False)

@@ -21,6 +21,7 @@ import grad_magic
 import grad_magic.cellrun
 from grad_magic.cell import line_offsets
 from grad_magic.engine import diagnose
+from grad_magic.render import Card
 from gm_shell import run
 
 HERE = Path(__file__).parent
@@ -96,9 +97,9 @@ def test_case(shell, case, monkeypatch):
     assert kind in [d.kind for d in found], f"diagnosed {[d.kind for d in found]}, expected {kind}"
     d = next(d for d in found if d.kind == kind)
     golden = HERE / "golden" / kind
-    check_golden(golden / f"{case.stem}.card.txt", normalise(str(d)) + "\n")
+    check_golden(golden / f"{case.stem}.card.txt", normalise(str(Card(d))) + "\n")
     zh = next(x for x in chinese if x.kind == kind)
-    check_golden(golden / f"{case.stem}.card.zh.txt", normalise(str(zh)) + "\n")
+    check_golden(golden / f"{case.stem}.card.zh.txt", normalise(str(Card(zh))) + "\n")
     if d.fix is None:
         assert not (golden / f"{case.stem}.fixed.py").exists(), "a fix was expected"
         check_golden(golden / f"{case.stem}.nofix", "no fix proposed\n")

@@ -10,6 +10,7 @@ import grad_magic
 from grad_magic import catalog
 from grad_magic.engine import diagnose
 from grad_magic.record import RunRecord
+from grad_magic.render import mimebundle
 from grad_magic.rules.registry import RULES, rule
 from gm_shell import displayed, run
 
@@ -121,7 +122,7 @@ def test_html_card_escapes_user_text(hostile):
     source = f"%%gradcheck\n{hostile} = 1\n"
     record = RunRecord(filename="<c>", source=source, exception=RuntimeError(hostile), error_lineno=2)
     d = diagnose(record, {}, language="en")[0]
-    html = d._repr_mimebundle_()["text/html"]
+    html = mimebundle(d)["text/html"]
     parser = _Elements()
     parser.feed(html)
     assert "script" not in parser.tags and "img" not in parser.tags
@@ -154,7 +155,7 @@ def test_bundle_has_the_json_card_with_schema_version():
 
     record = RunRecord(filename="<c>", source="%%gradcheck\nx\n", exception=RuntimeError("boom"),
                        error_lineno=2)
-    bundle = diagnose(record, {}, language="en")[0]._repr_mimebundle_()
+    bundle = mimebundle(diagnose(record, {}, language="en")[0])
     card = bundle[MIME]
     assert card["schema_version"] == 1 and card["kind"] == "generic"
     assert card["error"] == {"type": "RuntimeError", "message": "boom"}
@@ -169,8 +170,28 @@ def test_huge_and_unencodable_messages_are_clipped_and_cleaned():
     huge = "x" * 1_000_000
     record = RunRecord(filename="<c>", source="%%gradcheck\n'\udcff'\n",
                        exception=RuntimeError(huge + "\udcff"), error_lineno=2)
-    bundle = diagnose(record, {}, language="en")[0]._repr_mimebundle_()
+    bundle = mimebundle(diagnose(record, {}, language="en")[0])
     for mime, value in bundle.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         text.encode("utf-8")  # no lone surrogate left
         assert len(text) < 100_000, mime
+
+
+def test_a_bare_diagnosis_shows_as_its_card_while_the_extension_is_loaded(shell):
+    """The model knows no renderer: `render.Card` shows a Diagnosis, and while grad_magic is loaded IPython's
+    formatters show a bare one (what `grad_magic.last_diagnosis()` returns) as its card too."""
+    from grad_magic.model import Diagnosis
+    from grad_magic.render import Card
+
+    record = RunRecord(filename="<c>", source="x\n", exception=RuntimeError("boom"), error_lineno=1)
+    d = diagnose(record, {}, language="en")[0]
+    assert not hasattr(Diagnosis, "_repr_mimebundle_")
+    data, _ = shell.display_formatter.format(d)
+    assert data.keys() >= {"text/plain", "text/html"} and "boom" in data["text/plain"]
+    assert data["text/plain"].strip() == str(Card(d)).strip()
+    shell.run_line_magic("unload_ext", "grad_magic")
+    try:
+        data, _ = shell.display_formatter.format(d)
+        assert "text/html" not in data and data["text/plain"].startswith("Diagnosis(")
+    finally:
+        shell.run_line_magic("load_ext", "grad_magic")

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from grad_magic.record import CapturedWarning, OpEvent, TensorSnapshot
+from grad_magic.render import Card
 from grad_magic.rules.inplace.message import parse_saved_tensor_error
 from cards import card, diagnosis
 
@@ -209,5 +210,5 @@ def test_chinese_card(shell, monkeypatch):
     assert d.language == "zh"
     assert "原地修改" in d.title and "第 5 行" in d.summary and "第 4 行" in d.why
     assert "非原地运算" in d.fix.description and "x = x + 1" in d.fix.description
-    text = str(d)
+    text = str(Card(d))
     assert "发生了什么" in text and "x = x + 1" in text

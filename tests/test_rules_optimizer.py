@@ -8,6 +8,7 @@ import torch
 
 import grad_magic
 from grad_magic.record import StepEvent
+from grad_magic.render import Card
 from cards import diagnosis
 from gm_shell import displayed, run
 
@@ -146,7 +147,7 @@ def test_chinese_card(shell, monkeypatch):
     d = next(d for d in run_loop(shell, LOSS + "    opt.step()\n") if d.kind == KIND)
     assert d.language == "zh"
     assert "从未清零" in d.title and "第 5 行" in d.summary and "zero_grad()" in d.fix.description
-    assert "警告" in str(d)
+    assert "警告" in str(Card(d))
 
 
 def test_a_healthy_training_cell_does_not_index_the_namespace(shell, monkeypatch):

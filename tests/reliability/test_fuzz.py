@@ -39,6 +39,7 @@ from grad_magic.capture import Capture, CaptureOptions
 from grad_magic.engine import diagnose
 from grad_magic.model import WARNING, Diagnosis, Fix, SourceLine, TensorFact, TextEdit
 from grad_magic.record import CapturedWarning, OpEvent, RunRecord, StepEvent, TensorSnapshot
+from grad_magic.render import Card, mimebundle
 from grad_magic.render.json import MIME
 from grad_magic.rules.registry import RULES
 from grad_magic.rules.context import RuleContext
@@ -284,7 +285,7 @@ def full_card() -> Diagnosis:
         versions=(("python", "3"), ("torch", "2")), notes=("n",))
 
 
-BENIGN = [elements(dataclasses.replace(full_card(), severity=s, language=lang)._repr_mimebundle_()["text/html"])
+BENIGN = [elements(mimebundle(dataclasses.replace(full_card(), severity=s, language=lang))["text/html"])
           for s in ("error", "warning") for lang in ("en", "zh")]
 ALLOWED_TAGS = set().union(*(b.tags for b in BENIGN))
 ALLOWED_ATTRS = set().union(*(b.attrs for b in BENIGN))
@@ -298,8 +299,8 @@ def _plain(text: str) -> str:
 def check_card(d: Diagnosis) -> None:
     """The card renders in every format; user text is text in the HTML, never an element or attribute."""
     assert isinstance(d, Diagnosis)
-    str(d)
-    bundle = d._repr_mimebundle_()
+    str(Card(d))
+    bundle = mimebundle(d)
     assert isinstance(bundle["text/plain"], str)
     json.dumps(bundle[MIME])
     for value in bundle.values():
@@ -711,7 +712,7 @@ def test_huge_messages_are_diagnosed_in_bounded_time(shape):
                        warnings=[CapturedWarning("UserWarning", message, "<c>", 4)])
     with time_limit(10):
         found = diagnose(record, {"x": torch.ones(2)}, "en")
-        found[0]._repr_mimebundle_()
+        mimebundle(found[0])
 
 
 def test_huge_cells_are_diagnosed_in_bounded_time():
@@ -719,4 +720,4 @@ def test_huge_cells_are_diagnosed_in_bounded_time():
     record = RunRecord(filename="<c>", source=lines, exception=RuntimeError("boom"), error_lineno=20_002)
     with time_limit(10):
         found = diagnose(record, {}, "en")
-        found[0]._repr_mimebundle_()
+        mimebundle(found[0])

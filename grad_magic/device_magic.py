@@ -1,18 +1,42 @@
-"""`%grad_device`: option parsing and IPython wiring only; the walk and the report live in `devices`.
+"""`%grad_device`: option parsing and IPython wiring only; the walk and the report live in `inventory`, how
+it looks in `render.inventory`; `ShownReport` joins the two.
 
 May touch: the shell's user namespace, read-only (handed to `build_report`). Imports IPython and,
-through `devices`, torch; never jinja2 (the report renders HTML lazily), so loading the extension stays
+through `inventory`, torch; never jinja2 (the report renders HTML lazily), so loading the extension stays
 cheap.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .devices import SORTS, DeviceOptions, DeviceReport, build_report
+from .inventory.build import build_report
+from .inventory.report import SORTS, DeviceOptions, DeviceReport
+from .render.inventory import render_html, render_text
+
+
+class ShownReport(DeviceReport):
+    """The report the magic returns: the same data (`report.rows`, `report.totals`, ...), shown as a table in
+    `str()` and a terminal, as HTML in a notebook -- in the language it was built in."""
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(render_text(self))
+
+    def _repr_html_(self) -> str:
+        return render_html(self)
+
+
+def shown(report: DeviceReport) -> ShownReport:
+    return ShownReport(**{f.name: getattr(report, f.name) for f in dataclasses.fields(report)})
 
 
 @magics_class
@@ -28,7 +52,7 @@ class DeviceMagics(Magics):
               help="row order: size (largest first; the default), name, or device")
     @argument("-h", "--help", action="store_true", help="show this help and walk nothing")
     @line_magic
-    def grad_device(self, line: str) -> Optional[DeviceReport]:
+    def grad_device(self, line: str) -> Optional[ShownReport]:
         """List every tensor in the namespace and the device it lives on, with the bytes per device.
 
         Looks inside lists, tuples, dicts, namedtuples, dataclasses and plain objects' attributes, and
@@ -49,7 +73,7 @@ class DeviceMagics(Magics):
                                     depth=args.depth, sort=args.sort)
         except ValueError as e:
             raise UsageError(f"%grad_device: {e}\n{_usage()}") from None
-        return build_report(self.shell.user_ns, options)
+        return shown(build_report(self.shell.user_ns, options))
 
 
 def _parse(line: str) -> Any:

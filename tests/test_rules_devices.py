@@ -1,7 +1,6 @@
-"""The devices family: device-mismatch (message variants, which side is meant, fixes, wording)."""
+"""The device_mismatch family: device-mismatch (message variants, which side is meant, fixes, wording)."""
 from __future__ import annotations
 
-import re
 import warnings
 import weakref
 
@@ -9,12 +8,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-import grad_magic
-from grad_magic import catalog
+from cards import card, diagnosis, failed, record_of
 from grad_magic.engine import diagnose
-from grad_magic.record import OpEvent, RunRecord, TensorSnapshot
-from grad_magic.rules.devices import parse_device_error, same_device
-from gm_shell import run
+from grad_magic.record import TensorSnapshot
+from grad_magic.render import Card
+from grad_magic.rules.device_mismatch.culprit import same_device
+from grad_magic.rules.device_mismatch.message import parse_device_error
 
 SAME = "Expected all tensors to be on the same device"
 
@@ -139,12 +138,8 @@ def _snap(t: torch.Tensor, device: str) -> TensorSnapshot:
 
 
 def _diagnose(source, message, lineno, targets=(), namespace=None, op="linear"):
-    events = [OpEvent(op, lineno, tuple(targets), "raised")] if targets else []
-    record = RunRecord(filename="<cell>", source=source, exception=RuntimeError(message), error_lineno=lineno,
-                       error_locals=namespace, failed_ops=events)
-    found = diagnose(record, namespace or {}, "en")
-    assert found and found[0].kind == "device-mismatch", [d.kind for d in found]
-    return found[0]
+    return diagnosis(source, message, lineno, kind="device-mismatch", namespace=namespace, error_locals=namespace,
+                     failed_ops=[failed(op, lineno, targets)] if targets else [])
 
 
 def test_the_new_wording_with_a_model_on_another_device_moves_the_input():
@@ -200,20 +195,14 @@ def test_a_gradient_on_another_device_gets_no_fix():
 
 def test_a_crashing_lookup_never_raises_from_the_rule():
     message = f"{SAME}, but found at least two devices, cuda:0 and cpu!"
-    record = RunRecord(filename="<cell>", source="%%gradcheck\nthis is not python(\n",
-                       exception=RuntimeError(message), error_lineno=2)
-    found = diagnose(record, {}, "en")
+    found = diagnose(record_of("%%gradcheck\nthis is not python(\n", message, 2), {}, "en")
     assert found[0].kind == "device-mismatch" and not found[0].notes
 
 
 # -- through the shell --
 
 def _card(shell, cell: str):
-    result = run(shell, cell)
-    assert isinstance(result.error_in_exec, RuntimeError)
-    found = [d for d in grad_magic.last_diagnoses() if d.kind == "device-mismatch"]
-    assert found, [d.kind for d in grad_magic.last_diagnoses()]
-    return found[0]
+    return card(shell, cell, "device-mismatch", raises=RuntimeError)
 
 
 def test_an_intermediate_result_on_the_odd_device_gets_no_fix(shell):
@@ -267,13 +256,5 @@ def test_chinese_card(shell, monkeypatch):
     assert "`inputs` 在 cpu 上" in d.title and "`model` 的参数在 meta 上" in d.title
     assert "第 5 行" in d.why and "默认设备" in d.why
     assert "device=model.weight.device" in d.fix.description and "第 5 行" in d.fix.description
-    assert "发生了什么" in str(d)
+    assert "发生了什么" in str(Card(d))
 
-
-def test_every_devices_message_has_chinese_text():
-    keys = [k for k in catalog.MESSAGES if k.startswith("devices.")]
-    assert len(keys) > 25
-    skip = {"devices.list_sep", "devices.and", "devices.step_sep", "devices.on"}
-    for key in keys:
-        if key not in skip:
-            assert re.search(r"[\u4e00-\u9fff]", catalog.MESSAGES[key]["zh"]), key

@@ -7,13 +7,14 @@ language or two languages disagree on the parameters.
 """
 from __future__ import annotations
 
+import re
 from importlib import import_module
 from typing import Dict, Iterable
 
 from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading",
-            "backward", "conversions", "dtypes", "shapes", "memory", "numerics", "training")
+            "backward", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:
@@ -51,3 +52,15 @@ def listing(items: Iterable[str], language: str = "") -> str:
     if len(items) < 2:
         return "".join(items)
     return message("list.last", language, head=message("list.comma", language).join(items[:-1]), last=items[-1])
+
+
+_SPACE_IN_CHINESE = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
+
+
+def tidy(text: str, language: str = "") -> str:
+    """`text` as its language writes it: Chinese puts no space between two Chinese characters, so the space a
+    template keeps before a parameter goes when the parameter ends in one (`{rest} 在` with rest = "`model` 的参数"
+    -> "`model` 的参数在"). English text is returned as it is."""
+    if (language or state.language()) != "zh":
+        return text
+    return _SPACE_IN_CHINESE.sub("", text)

@@ -1,25 +1,32 @@
 """Rules of the loading family: a checkpoint saved on a device this machine does not have.
 
-Reads the error message (torch.load's own, also when torch wraps it in "Weights only load failed") and the
-cell's syntax: the `torch.load(...)` call on the failing line. The fix is an edit inside that call's
-parentheses: `map_location=` added, or a literal map_location that names the missing device replaced.
+A small family in one module, in the four seams' order: the message (torch.load's own text, also when torch
+wraps it in "Weights only load failed" -> `LoadError`), the culprit (the `torch.load(...)` call on the failing
+line, and the device the cell's `device` variable names), the fix (an edit inside that call's parentheses:
+`map_location=` added, or a literal map_location that names the missing device replaced) and the card
+(catalog keys `loading.*`).
 """
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 
+from .. import catalog
 from ..cell import assignments_to, cell_tree, enclosing_statement, node_span, segment
 from ..edits import make_fix
-from ..model import ERROR, Diagnosis, TextEdit
+from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
+from .kit import argument, calls_in, device_variables, lookup, one_line
 from .registry import rule
 
 KIND = "load-needs-map-location"
+
+# -- the message --
+
 # torch 0.4 ... 2.13: "on a CUDA device but torch.cuda.is_available() is False" (also privateuse1, HPU, XPU...)
 NOT_AVAILABLE = re.compile(r"Attempting to deserialize object on (?:a )?(?P<backend>\w+) device but "
                            r"torch\.(?P<module>\w+)\.is_available\(\) is False")
@@ -29,7 +36,6 @@ TOO_FEW = re.compile(r"Attempting to deserialize object on (?P<backend>\w+) devi
 NOT_REGISTERED = re.compile(r"The (?P<backend>\w+) device module is not registered\. If you are running on a "
                             r"CPU-only machine")
 WRAPPED = "Weights only load failed"  # torch 2.1 ... 2.5 with weights_only=True wrapped the error
-_DEVICE_VARIABLE = re.compile(r"(?:device|dev|DEVICE|DEV|\w+_(?:device|dev)|(?:device|dev)_\w+)")
 
 
 @dataclass(frozen=True)
@@ -57,39 +63,7 @@ def parse_load_error(message: str) -> Optional[LoadError]:
     return None
 
 
-@rule(KIND, matches=(
-    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
-    "Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1.",
-    "Weights only load failed … (torch 2.1–2.4 wrap the above)",
-), fix='`map_location="cpu"` (or the cell\'s `device`) on the torch.load call')
-def load_needs_map_location(ctx: RuleContext) -> Optional[Diagnosis]:
-    """torch.load of a checkpoint saved on a GPU, on a machine without one (map_location missing)."""
-    if not isinstance(ctx.exception, Exception):
-        return None
-    err = parse_load_error(ctx.error_message)
-    if err is None:
-        return None
-    lineno = ctx.record.error_lineno
-    spot = LoadCall.find(ctx, lineno)
-    where_to = _where_to(ctx, err, spot)
-    fix, reason = spot.fix(ctx, where_to, err) if spot is not None else (None, "loading.why.not_in_cell")
-    saved = f"{err.backend}:{err.index}" if err.index is not None else err.backend
-    title = "loading.title_count" if err.count is not None else "loading.title"
-    build = ctx.say("loading.cpu_build") if torch.version.cuda is None and err.backend == "cuda" else ""
-    why = [ctx.say("loading.why", saved=saved, backend=err.backend, version=torch.__version__, build=build)]
-    if err.wrapped:
-        why.append(ctx.say("loading.why.wrapped"))
-    if fix is None:
-        why.append(ctx.say(reason, expr=spot.map_text if spot else "", backend=err.backend))
-    call = f"`{spot.text}`" if spot is not None else ctx.say("loading.called_through")
-    what = "loading.what_count" if err.count is not None else "loading.what"
-    return ctx.diagnosis(
-        KIND, ERROR, title=ctx.say(title, saved=saved, backend=err.backend, count=err.count),
-        summary=ctx.say("loading.summary"),
-        what=ctx.say(what, call=call, lineno=lineno or "?", saved=saved, backend=err.backend, count=err.count),
-        why=("" if ctx.language == "zh" else " ").join(why), where=ctx.where(lineno), lines=[lineno],
-        names=[spot.path] if spot is not None and spot.path else [], fix=fix)
-
+# -- the culprit --
 
 @dataclass(frozen=True)
 class LoadCall:
@@ -109,60 +83,23 @@ class LoadCall:
         if stmt is None:
             return None
         src = ctx.record.source
-        calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)
-                 and ctx.names.lookup(segment(src, n.func) or "") is torch.load]
+        calls = [c for c in calls_in(stmt) if lookup(ctx, c.func) is torch.load]
         if len(calls) != 1:
             return None
         call = calls[0]
-        node = next((k.value for k in call.keywords if k.arg == "map_location"),
-                    call.args[1] if len(call.args) > 1 else None)
-        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "f"), None)
-        path = first.id if isinstance(first, ast.Name) else None
-        text = " ".join((segment(src, call) or "torch.load(...)").split())
+        node = argument(call, 1, "map_location")
+        first = argument(call, 0, "f")
         strings = [segment(src, n) or "" for n in ast.walk(call)
                    if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         quote = "'" if strings and strings[0].lstrip("rbuRBU")[:1] == "'" else '"'
-        return LoadCall(call, text, node, segment(src, node) or "" if node else "", path, quote)
-
-    def fix(self, ctx: RuleContext, where_to: str, err: LoadError) -> tuple:
-        """(Fix or None, the catalog key saying why there is none)."""
-        src = ctx.record.source
-        call = self.call
-        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-            return None, "loading.why.kwargs"
-        lineno = call.lineno
-        if self.map_node is not None:
-            if not _literal_device(self.map_node):
-                return None, "loading.why.map_variable"
-            start, end = node_span(src, self.map_node)
-            edit = TextEdit(start, end, where_to)
-            description = ctx.say("loading.fix_replace", expr=where_to, old=self.map_text, lineno=lineno)
-        else:
-            args: List[ast.AST] = [*call.args, *call.keywords]
-            if args:
-                _, at = node_span(src, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
-                text = f", map_location={where_to}"
-            else:
-                _, end = node_span(src, call)
-                at, text = end - 1, f"map_location={where_to}"
-            edit = TextEdit(at, at, text)
-            description = ctx.say("loading.fix_add", expr=where_to, lineno=lineno)
-        return make_fix(src, [edit], description), "loading.why.no_fix"
+        return LoadCall(call, one_line(src, call) or "torch.load(...)", node,
+                        segment(src, node) or "" if node else "", first.id if isinstance(first, ast.Name) else None,
+                        quote)
 
 
-def _literal_device(node: ast.AST) -> bool:
-    """`"cuda"`, `'cuda:0'`, `torch.device("cuda")`: a map_location written out that can be replaced."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return True
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" \
-        and all(isinstance(a, ast.Constant) for a in node.args) and not node.keywords
-
-
-def _where_to(ctx: RuleContext, err: LoadError, spot: Optional[LoadCall]) -> str:
+def where_to(ctx: RuleContext, err: LoadError, spot: Optional[LoadCall]) -> str:
     """The cell's `device` when it names a device this machine has, else "cpu" (or device 0)."""
-    for name in sorted((n for n, _ in ctx.names.objects() if "." not in n and _DEVICE_VARIABLE.fullmatch(n)),
-                       key=lambda n: (n not in ("device", "dev"), len(n))):
-        value = ctx.names.lookup(name)
+    for name, value in device_variables(ctx):
         try:
             device = value if isinstance(value, torch.device) else torch.device(value) \
                 if isinstance(value, str) else None
@@ -189,3 +126,70 @@ def _bound(ctx: RuleContext, name: str, spot: Optional[LoadCall]) -> bool:
         return False
     found = assignments_to(tree, name)
     return any(s.lineno < spot.call.lineno for s in found) if found else name in ctx.namespace
+
+
+# -- the fix --
+
+def map_location_fix(ctx: RuleContext, spot: LoadCall, to: str) -> Tuple[Optional[Fix], str]:
+    """(Fix or None, the catalog key saying why there is none)."""
+    src = ctx.record.source
+    call = spot.call
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None, "loading.why.kwargs"
+    lineno = call.lineno
+    if spot.map_node is not None:
+        if not _literal_device(spot.map_node):
+            return None, "loading.why.map_variable"
+        start, end = node_span(src, spot.map_node)
+        edit = TextEdit(start, end, to)
+        description = ctx.say("loading.fix_replace", expr=to, old=spot.map_text, lineno=lineno)
+    else:
+        args: List[ast.AST] = [*call.args, *call.keywords]
+        if args:
+            _, at = node_span(src, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
+            text = f", map_location={to}"
+        else:
+            _, end = node_span(src, call)
+            at, text = end - 1, f"map_location={to}"
+        edit = TextEdit(at, at, text)
+        description = ctx.say("loading.fix_add", expr=to, lineno=lineno)
+    return make_fix(src, [edit], description), "loading.why.no_fix"
+
+
+def _literal_device(node: ast.AST) -> bool:
+    """`"cuda"`, `'cuda:0'`, `torch.device("cuda")`: a map_location written out that can be replaced."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" \
+        and all(isinstance(a, ast.Constant) for a in node.args) and not node.keywords
+
+
+# -- the card --
+
+@rule(KIND, raises=Exception, parse=parse_load_error, matches=(
+    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+    "Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1.",
+    "Weights only load failed … (torch 2.1–2.4 wrap the above)",
+), fix='`map_location="cpu"` (or the cell\'s `device`) on the torch.load call')
+def load_needs_map_location(ctx: RuleContext, err: LoadError) -> Optional[Diagnosis]:
+    """torch.load of a checkpoint saved on a GPU, on a machine without one (map_location missing)."""
+    lineno = ctx.record.error_lineno
+    spot = LoadCall.find(ctx, lineno)
+    fix, reason = map_location_fix(ctx, spot, where_to(ctx, err, spot)) if spot is not None \
+        else (None, "loading.why.not_in_cell")
+    saved = f"{err.backend}:{err.index}" if err.index is not None else err.backend
+    title = "loading.title_count" if err.count is not None else "loading.title"
+    build = ctx.say("loading.cpu_build") if torch.version.cuda is None and err.backend == "cuda" else ""
+    why = [ctx.say("loading.why", saved=saved, backend=err.backend, version=torch.__version__, build=build)]
+    if err.wrapped:
+        why.append(ctx.say("loading.why.wrapped"))
+    if fix is None:
+        why.append(ctx.say(reason, expr=spot.map_text if spot else "", backend=err.backend))
+    call = f"`{spot.text}`" if spot is not None else ctx.say("loading.called_through")
+    what = "loading.what_count" if err.count is not None else "loading.what"
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say(title, saved=saved, backend=err.backend, count=err.count),
+        summary=ctx.say("loading.summary"),
+        what=ctx.say(what, call=call, lineno=lineno or "?", saved=saved, backend=err.backend, count=err.count),
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
+        names=[spot.path] if spot is not None and spot.path else [], fix=fix)

@@ -1,7 +1,7 @@
 """Rules of the memory family: an allocation failed (CUDA, XPU, MPS or CPU out of memory).
 
 A small family in one module, in the four seams' order: the message (torch's text -> `OomError`), the
-culprit (the namespace's largest tensors, from grad_magic.devices' report: metadata only; a running total
+culprit (the namespace's largest tensors, from grad_magic.inventory's report: metadata only; a running total
 `total += loss` that keeps every step's graph alive), the fix (`total += loss` -> `total += loss.item()`,
 when the total is a one-element tensor with a grad_fn) and the card (catalog keys `memory.*`).
 """
@@ -16,7 +16,8 @@ import torch
 
 from .. import catalog
 from ..cell import cell_tree, node_span, segment
-from ..devices import DeviceOptions, TensorRow, build_report
+from ..inventory.build import build_report
+from ..inventory.report import DeviceOptions, TensorRow
 from ..edits import make_fix
 from ..facts import shape_text
 from ..model import ERROR, Diagnosis, Fix, TensorFact, TextEdit

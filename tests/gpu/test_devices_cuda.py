@@ -1,11 +1,12 @@
-"""`grad_magic.devices` on a real CUDA device: what the CPU-only tests can only stand in for with `meta`."""
+"""`grad_magic.inventory` on a real CUDA device: what the CPU-only tests can only stand in for with `meta`."""
 from __future__ import annotations
 
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grad_magic.devices import DeviceOptions, build_report
+from grad_magic.inventory.build import build_report
+from grad_magic.inventory.report import DeviceOptions
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -31,7 +32,7 @@ def test_cuda_rows_totals_and_filter():
 
 def test_will_collide_with_a_cuda_model():
     model = torch.nn.Linear(3, 2).cuda()
-    rep = build_report({"model": model, "x": torch.zeros(4, 3)}, DeviceOptions())
+    rep = build_report({"model": model, "x": torch.zeros(4, 3)}, DeviceOptions(), "en")
     assert [w.message for w in rep.warnings] == ["`x` is on cpu; it will collide with `model` on cuda:0"]
 
 
@@ -50,7 +51,7 @@ def test_adam_state_on_the_gpu_is_quiet_and_moved_state_is_not():
 def test_gpu_memory_kept_only_by_output_history():
     kept = torch.zeros(256, device="cuda")
     ns = {"Out": {3: kept}, "_3": kept, "x": torch.zeros(1)}
-    (warning,) = build_report(ns, DeviceOptions()).warnings
+    (warning,) = build_report(ns, DeviceOptions(), "en").warnings
     assert warning.kind == "kept-by-output-history" and "`_3`" in warning.message and "1.0 KiB" in warning.message
     ns["kept"] = kept
     assert build_report(ns, DeviceOptions()).warnings == ()

@@ -1,11 +1,9 @@
-"""`%grad_device`'s room: find every tensor reachable from a namespace and say which device it lives on.
+"""`build_report`: the inventory of one namespace -- the walk's phases (visible names, private names, then
+IPython's output history), the rows sorted, the bytes per device, and the warnings.
 
-May touch: the namespace's objects, read-only, and of a tensor only its METADATA (shape, dtype, device,
-requires_grad, is_leaf, grad_fn, element size, storage identity and size). Never tensor data: no `.item()`,
-no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never `getattr` on a
-name an object may answer through `__getattr__`: plain objects are read through their `__dict__` only.
-No IPython here; jinja2 only when HTML is asked for. The report holds strings and numbers, never a live
-tensor, so keeping it (in `Out`, say) keeps no memory alive.
+May touch: the namespace's objects, read-only, and of a tensor only its METADATA (walk.py says what that
+is). No IPython, no renderer here. The report holds strings and numbers, never a live tensor, so keeping it
+(in `Out`, say) keeps no memory alive.
 """
 from __future__ import annotations
 
@@ -15,14 +13,10 @@ from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-# NB: the package's names as they were when it was one module: the magic, tests and bench import them here.
-from ..units import human_bytes  # noqa: F401
-from ..render.devices import (COLUMNS, DISPLAY_ROWS, render_html, render_text,  # noqa: F401
-                              row_cells, summary_line)
-from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, SORTS,  # noqa: F401
-                     DeviceOptions, DeviceReport, DeviceTotal, DeviceWarning, Found, Skipped, TensorRow)
-from .walk import MAX_OBJECTS, MAX_SKIPPED, _Walk, _storage_key  # noqa: F401
-from .warnings import MAX_COLLIDE_WARNINGS, _kept_by_history  # noqa: F401
+from .. import state
+from .report import DeviceOptions, DeviceReport, DeviceTotal, Found, TensorRow
+from .walk import Walk
+from .warnings import kept_by_history
 
 KEPT_BY_HISTORY_DEVICES = ("cuda",)  # device types whose memory `Out` pins is worth a warning
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
@@ -30,11 +24,14 @@ _HISTORY = re.compile(r"(Out|_oh|_{1,3}|_\d+)\Z")  # IPython's output history: O
 _INPUT_SIDE = re.compile(r"(_ih|_dh|_i+|_i\d+)\Z")
 
 
-def build_report(namespace: Mapping[str, object], options: DeviceOptions = DeviceOptions()) -> DeviceReport:
-    """Every tensor reachable from `namespace` (metadata only), the bytes per device, and warnings."""
+def build_report(namespace: Mapping[str, object], options: DeviceOptions = DeviceOptions(),
+                 language: str = "") -> DeviceReport:
+    """Every tensor reachable from `namespace` (metadata only), the bytes per device, and warnings, said in
+    `language` (default: grad_magic's chosen language)."""
+    language = language or state.language()
     with _collector_paused():
         visible, private, history = _partition(namespace)
-        walk = _Walk(options)
+        walk = Walk(options, language)
         rows = walk.phase(visible, keep=True)
         private_only = walk.phase(private, keep=options.include_private)
         # NB: history last, so what it finds is exactly what nothing else in the namespace refers to.
@@ -42,11 +39,11 @@ def build_report(namespace: Mapping[str, object], options: DeviceOptions = Devic
         if options.include_private:
             rows += private_only + history_only
         shown = rows if options.device is None else \
-            [found for found in rows if _device_matches(found[0].device, options.device)]
-        warnings = walk.warnings(rows) + _kept_by_history(history_only, KEPT_BY_HISTORY_DEVICES)
+            [found for found in rows if device_matches(found[0].device, options.device)]
+        warnings = walk.warnings(rows) + kept_by_history(history_only, KEPT_BY_HISTORY_DEVICES, language)
         return DeviceReport(rows=tuple(_sorted([found[0] for found in shown], options.sort)),
                             totals=_totals(shown), warnings=tuple(warnings), skipped=walk.skipped_list(),
-                            options=options)
+                            options=options, language=language)
 
 
 @contextmanager
@@ -82,7 +79,8 @@ def _partition(namespace: Mapping[str, object]) -> Tuple[List[Tuple[str, Any]], 
     return visible, private, history
 
 
-def _device_matches(device: str, wanted: Optional[str]) -> bool:
+def device_matches(device: str, wanted: Optional[str]) -> bool:
+    """`cuda` (a device type) matches every `cuda:N`; `cuda:1` only itself."""
     return wanted is None or device == wanted or (":" not in wanted and device.split(":")[0] == wanted)
 
 

@@ -4,6 +4,7 @@ May touch: the namespace's objects, read-only, and of a tensor only its METADATA
 requires_grad, is_leaf, grad_fn, element size, storage identity and size). Never tensor data: no `.item()`,
 no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never `getattr` on a
 name an object may answer through `__getattr__`: plain objects are read through their `__dict__` only.
+Why an object was not looked into is said in the report's language (catalog keys `inventory.skip.*`).
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from typing import Any, Deque, Dict, List, Optional, Tuple
 
 import torch
 
+from .. import catalog
 from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, DeviceOptions,
                      DeviceWarning, Found, Skipped, TensorRow)
-from .warnings import _module_spans, _state_off, _will_collide
+from .warnings import module_spans, state_off, will_collide
 
 MAX_SKIPPED = 200  # skipped objects listed one by one; the rest are only counted
 MAX_OBJECTS = 2_000_000  # containers opened in one walk whatever the depth, so a walk always ends
@@ -78,15 +80,16 @@ def _module_path(path: str, dotted: str) -> str:
     return path + "".join(parts)
 
 
-class _Walk:
+class Walk:
     """The state of one walk, breadth first so each tensor is named by its shortest path.
 
     NB: every id kept here is of an object reachable from the namespace, which outlives the walk, so ids
     cannot be reused while it runs. Tensors are compared by identity only (`==` would read their data).
     """
 
-    def __init__(self, options: DeviceOptions) -> None:
+    def __init__(self, options: DeviceOptions, language: str = "en") -> None:
         self.options = options
+        self.language = language  # of the reasons objects are skipped
         self.kinds: Dict[type, str] = {}  # NB: per walk: a global cache would keep every Mock class alive
         self.seen: set = set()  # ids of the containers and tensors already reached
         self.path_of: Dict[int, str] = {}  # tensor id -> the path of its row
@@ -128,16 +131,16 @@ class _Walk:
         elif kind != "ignore" and id(obj) not in self.seen:
             self.seen.add(id(obj))
             if kind == "proxy":
-                self.skip(path, f"{cls.__name__} answers any attribute name (__getattr__); not looked into")
+                self.skip(path, "inventory.skip.proxy", cls=cls.__name__)
             elif depth >= self.options.depth:
-                self.skip(path, f"depth limit: deeper than {self.options.depth} levels; not looked into")
+                self.skip(path, "inventory.skip.depth", depth=self.options.depth)
             else:
                 self.queue.append((obj, path, depth, kind, owned))
 
     def open(self, obj: Any, path: str, depth: int, kind: str, owned: bool) -> None:
         self.objects += 1
         if self.objects > MAX_OBJECTS:
-            self.stop(path, f"object limit: stopped after {MAX_OBJECTS:,} containers")
+            self.stop(path, "inventory.skip.objects", count=f"{MAX_OBJECTS:,}")
         elif kind == "optimizer":
             self.optimizers.append((path, obj))  # NB: after the phase, once its parameters have paths
         else:
@@ -147,7 +150,7 @@ class _Walk:
         try:
             opener(*args)
         except Exception as e:  # a hostile object must not stop the walk, only be reported
-            self.skip(path, f"attribute access raised {type(e).__name__}")
+            self.skip(path, "inventory.skip.raised", error=type(e).__name__)
 
     def open_dict(self, obj: dict, path: str, depth: int, owned: bool) -> None:
         for key, value in list(dict.items(obj)):
@@ -241,14 +244,14 @@ class _Walk:
             return
         self.seen.add(tid)
         if self.tensors >= self.options.max_tensors:
-            self.stop(path, f"tensor limit: stopped after {self.options.max_tensors:,} tensors")
+            self.stop(path, "inventory.skip.tensors", count=f"{self.options.max_tensors:,}")
             return
         self.tensors += 1
         try:
             row, key, nbytes = self.describe(t, path, ROLE_TENSOR if kind == "tensor" else kind)
             grad = t.grad if row.is_leaf else None  # NB: .grad of a non-leaf warns; leaves only
         except Exception as e:
-            self.skip(path, f"reading its metadata raised {type(e).__name__}")
+            self.skip(path, "inventory.skip.metadata", error=type(e).__name__)
             return
         self.found.append((row, tid, key, nbytes))
         self.path_of[tid] = path
@@ -267,7 +270,7 @@ class _Walk:
                         t.requires_grad, t.is_leaf, None if grad_fn is None else type(grad_fn).__name__,
                         nbytes)
         try:
-            key = _storage_key(t)
+            key = storage_key(t)
         except (NotImplementedError, RuntimeError):  # sparse and other storage-less layouts
             return row, ("tensor", id(t)), nbytes
         storage_bytes = self.storage_bytes.get(key)
@@ -284,25 +287,27 @@ class _Walk:
             name = self.names[device] = str(device)
         return name
 
-    def skip(self, path: str, reason: str) -> None:
+    def skip(self, path: str, key: str, **params: object) -> None:
+        """`path` not looked into, for the reason the catalog's `key` says."""
         if len(self.skipped) < MAX_SKIPPED:
-            self.skipped.append(Skipped(path, reason))
+            self.skipped.append(Skipped(path, catalog.message(key, self.language, **params)))
         else:
             self.skipped_more += 1
 
-    def stop(self, path: str, reason: str) -> None:
+    def stop(self, path: str, key: str, **params: object) -> None:
         self.full = True
-        self.skip(path, reason + "; the rest of the namespace was not walked")
+        self.skip(path, "inventory.skip.stopped", reason=catalog.message(key, self.language, **params))
 
     def skipped_list(self) -> Tuple[Skipped, ...]:
-        more = [Skipped("…", f"{self.skipped_more:,} more not listed")] if self.skipped_more else []
+        more = [Skipped("…", catalog.message("inventory.skip.more", self.language, count=f"{self.skipped_more:,}"))
+                ] if self.skipped_more else []
         return tuple(self.skipped + more)
 
     def warnings(self, rows: List[Found]) -> List[DeviceWarning]:
         models = [(path, devices) for path, mid, devices in self.models
                   if devices and mid not in self.submodules]
-        return (_module_spans(models) + _state_off(self.state_off)
-                + _will_collide(models, rows, self.owned))
+        return (module_spans(models, self.language) + state_off(self.state_off, self.language)
+                + will_collide(models, rows, self.owned, self.language))
 
 
 def _storage_cdata(t: torch.Tensor) -> int:
@@ -313,7 +318,7 @@ def _storage_cdata(t: torch.Tensor) -> int:
 # NB: not data_ptr() (0 on every meta tensor), and not id() of the `untyped_storage()` wrapper: torch 2.x
 # happens to keep that wrapper alive, but older versions made it anew, and making it costs. Same number
 # as `untyped_storage()._cdata`; torch's `_storage_id` (where it exists) reads it without the wrapper.
-_storage_key = getattr(torch._C, "_storage_id", None) or _storage_cdata
+storage_key = getattr(torch._C, "_storage_id", None) or _storage_cdata
 
 
 def _is_tensor(obj: Any) -> bool:

@@ -1,7 +1,9 @@
 """`%grad_device`'s data model: the options of one walk and the report it makes -- strings and numbers only.
 
 May touch: torch only to check a device name in `DeviceOptions`. A report holds no live tensor, so keeping
-it (in `Out`, say) keeps no memory alive. Rendering lives in `grad_magic.render.devices`.
+it (in `Out`, say) keeps no memory alive. Its sentences (warnings, why an object was skipped) are written
+when it is built, in its `language`; it knows no renderer: `grad_magic.render.inventory` shows it, and the
+magic (`device_magic.py`) hands out a report that displays itself through that renderer.
 """
 from __future__ import annotations
 
@@ -9,8 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
 import torch
-
-from ..render.devices import render_html, render_text
 
 SORTS = ("size", "name", "device")
 
@@ -68,13 +68,13 @@ class DeviceTotal:
 @dataclass(frozen=True)
 class DeviceWarning:
     kind: str  # stable slug: module-spans-devices, optimizer-state-device, will-collide, ...
-    message: str
+    message: str  # one sentence in the report's language; `names` in backticks
 
 
 @dataclass(frozen=True)
 class Skipped:
     path: str
-    reason: str
+    reason: str  # in the report's language
 
 
 @dataclass(frozen=True, repr=False)
@@ -84,17 +84,12 @@ class DeviceReport:
     warnings: Tuple[DeviceWarning, ...]
     skipped: Tuple[Skipped, ...]
     options: DeviceOptions = field(default_factory=DeviceOptions)
+    language: str = "en"  # of the warnings and reasons; the renderer writes its labels in it too
 
-    def __str__(self) -> str:
-        return render_text(self)
-
-    __repr__ = __str__
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(render_text(self))
-
-    def _repr_html_(self) -> str:
-        return render_html(self)
+    def __repr__(self) -> str:
+        # NB: a few numbers, not the dataclass's repr of every row (a namespace may hold 100k tensors)
+        return (f"{type(self).__name__}(rows={len(self.rows)}, devices={list(self.totals)}, "
+                f"warnings={len(self.warnings)}, skipped={len(self.skipped)})")
 
 
 Found = Tuple[TensorRow, int, Any, int]  # (row, id of the tensor, storage key, storage bytes)

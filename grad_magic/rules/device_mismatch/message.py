@@ -1,7 +1,8 @@
-"""What torch's device-mismatch message says: the devices it names, the argument it singled out, the kernel.
+"""The message seam of `device-mismatch`: torch's text -> `DeviceError` (the devices it names, the argument it
+singled out, the kernel).
 
 Reads every wording torch 2.1 ... 2.13 uses, and the older ones still quoted online (and PyTorch Geometric's).
-May touch: the message text only -- no tensor, no cell, no catalog.
+May touch: the message text only -- no torch, no tensor, no cell, no catalog.
 """
 from __future__ import annotations
 

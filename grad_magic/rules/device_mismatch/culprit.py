@@ -1,12 +1,12 @@
-"""Who met in the failing op, by the user's names for them, and which device is meant: the cell's `device`
-variable, the device of the module they belong to, or the one accelerator in play.
+"""The culprit seam of `device-mismatch`, part one: who met in the failing op, by the user's names for them,
+and which device is meant -- the cell's `device` variable, the device of the module they belong to, or the
+one accelerator in play. (Part two, where each odd tensor came from: culprit_origins.py.)
 
 May touch: the recorded op's tensor arguments, the NameIndex, and tensor and module metadata (device, shape,
-dtype) only, never data.
+dtype) only, never data. No wording.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -14,9 +14,8 @@ import torch
 
 from ...record import OpEvent
 from ..context import RuleContext, dotted_names
-from .messages import DeviceError
-
-_DEVICE_VARIABLE = re.compile(r"(?:device|dev|DEVICE|DEV|\w+_(?:device|dev)|(?:device|dev)_\w+)")
+from ..kit import device_variables
+from .message import DeviceError
 
 
 @dataclass(frozen=True)
@@ -29,18 +28,6 @@ class Party:
     module: Optional[str] = None  # `model.fc` when it is a parameter or buffer of a named module
     shape: Tuple[int, ...] = ()
     dtype: str = ""
-
-    def label(self, ctx: RuleContext) -> str:
-        if self.name:
-            return f"`{self.name}`"
-        return ctx.say("devices.unnamed")
-
-
-def failed_op(ctx: RuleContext) -> Optional[OpEvent]:
-    """The recorded torch call that raised on the error's line (the last one when several did)."""
-    events = ctx.record.failed_ops
-    on_line = [e for e in events if e.lineno == ctx.record.error_lineno]
-    return (on_line or events or [None])[-1]
 
 
 def parties_of(ctx: RuleContext, event: Optional[OpEvent]) -> List[Party]:
@@ -90,9 +77,7 @@ def same_device(a: str, b: str) -> bool:
 def device_variable(ctx: RuleContext, devices: Sequence[str]) -> Optional[Tuple[str, str]]:
     """(name, device) of a variable like `device = torch.device("cuda")` naming one of `devices`."""
     found = []
-    for name, value in ctx.names.objects():
-        if "." in name or not _DEVICE_VARIABLE.fullmatch(name):
-            continue
+    for name, value in device_variables(ctx):
         text = str(value) if isinstance(value, torch.device) else value if isinstance(value, str) else None
         match = next((d for d in devices if text and same_device(text, d)), None) if text else None
         if match is not None:

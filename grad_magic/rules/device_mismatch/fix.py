@@ -1,0 +1,47 @@
+"""The fix seam of `device-mismatch`: the moves culprit_origins.py found -> the edits that make them -> a Fix.
+
+`device=` on a factory call, a `names = names.to(device)` line at the top of a loop, `.to(device)` after each
+use on the op's line or after the value a model is made from. Pure: the cell's text and the moves' ast nodes
+only; the description comes from the card.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Sequence
+
+from ...cell import indent_of, node_span, split_lines
+from ...edits import insert_line_before, make_fix
+from ...model import Fix, TextEdit
+from ..kit import appended
+from .culprit_origins import Move
+
+
+def move_edits(source: str, move: Move) -> List[TextEdit]:
+    """The edits of one move ("taken" has none: the tensor it is taken from moves)."""
+    if move.how == "factory":
+        return [device_keyword(source, move.nodes[0], move.expr)]
+    if move.how == "loop":
+        first = move.nodes[0]
+        indent = indent_of(split_lines(source)[first.lineno - 1])
+        moved = ", ".join(f"{n}.to({move.expr})" for n in move.names)
+        return [insert_line_before(source, first.lineno, f"{indent}{', '.join(move.names)} = {moved}")]
+    if move.how in ("use", "earlier"):
+        return [TextEdit(end, end, f".to({move.expr})") for end in (node_span(source, n)[1] for n in move.nodes)]
+    if move.how == "module":
+        return appended(source, move.nodes[0], f".to({move.expr})")
+    return []
+
+
+def device_keyword(source: str, call: ast.Call, expr: str) -> TextEdit:
+    """`device=<expr>` added as the call's last argument."""
+    args = [*call.args, *call.keywords]
+    if args:
+        _, at = node_span(source, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
+        return TextEdit(at, at, f", device={expr}")
+    _, end = node_span(source, call)
+    return TextEdit(end - 1, end - 1, f"device={expr}")
+
+
+def moves_fix(source: str, moves: Sequence[Move], description: str) -> Optional[Fix]:
+    """The fixed cell, or None when the moves make no edit or the result would not parse."""
+    return make_fix(source, [e for m in moves for e in move_edits(source, m)], description)

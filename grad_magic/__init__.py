@@ -33,6 +33,10 @@ def load_ipython_extension(shell: Any) -> None:
     global _MAGIC_CLASSES, _CONFIGURABLE, _UNDO_FORMATTERS
     if _UNDO_FORMATTERS is None:
         _UNDO_FORMATTERS = formatters_registered(shell)
+    from .cellrun import awaited_magic_call
+
+    if awaited_magic_call not in shell.input_transformers_post:
+        shell.input_transformers_post.append(awaited_magic_call)
     _CONFIGURABLE = GradMagic(parent=shell)
     shell.configurables.append(_CONFIGURABLE)
     classes = [GradMagics]
@@ -50,6 +54,10 @@ def load_ipython_extension(shell: Any) -> None:
 def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext grad_magic`: remove every magic and setting the extension registered."""
     global _MAGIC_CLASSES, _CONFIGURABLE, _UNDO_FORMATTERS
+    from .cellrun import awaited_magic_call
+
+    while awaited_magic_call in shell.input_transformers_post:
+        shell.input_transformers_post.remove(awaited_magic_call)
     if _UNDO_FORMATTERS is not None:
         _UNDO_FORMATTERS()
         _UNDO_FORMATTERS = None

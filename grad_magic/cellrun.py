@@ -12,6 +12,7 @@ import ast
 import io
 import sys
 import tokenize
+from inspect import CO_COROUTINE
 from types import CodeType, TracebackType
 from typing import Any, List, Optional, Tuple
 
@@ -42,14 +43,89 @@ def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) 
                 exec(code, shell.user_global_ns, shell.user_ns)
             value = eval(last, shell.user_global_ns, shell.user_ns) if last is not None else None
     except BaseException as exc:
-        run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
-        if isinstance(exc, SyntaxError) and exc.filename == filename and _failed_before_running(shell, exc):
+        if _failed(shell, run, options, exc, filename):
             return None
-        _report(shell, run, options)
-        _as_in_a_plain_cell(exc)
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
     return value
+
+
+async def run_cell_checked_async(shell: Any, line: str, body: str, options: CaptureOptions) -> Any:
+    """`run_cell_checked` for a body with top-level `await` (`body_awaits`): compiled as IPython's autoawait
+    compiles a cell, awaited in the loop IPython runs the cell in (the kernel's, or the terminal's runner)."""
+    __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
+    source, above = _cell_as_typed(shell, line, body)
+    filename = shell.compile.cache(source, _cell_number(shell))
+    run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
+    try:
+        with run:
+            with shell.compile.extra_flags(ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):
+                codes, last = _compile(shell, body, filename, above)
+            for code in (*codes, last):
+                if code is None:
+                    continue
+                value = eval(code, shell.user_global_ns, shell.user_ns)
+                if code.co_flags & CO_COROUTINE:
+                    value = await value
+            value = value if last is not None else None
+    except BaseException as exc:
+        if _failed(shell, run, options, exc, filename):
+            return None
+        raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
+    _report(shell, run, options)
+    return value
+
+
+def body_awaits(shell: Any, body: str) -> bool:
+    """Whether the body needs IPython's autoawait: top-level `await`, `async for` or `async with`, with
+    autoawait on (as IPython decides it for a cell: the code compiled with top-level await is a coroutine)."""
+    if not getattr(shell, "autoawait", False) or ("await" not in body and "async" not in body):
+        return False
+    try:
+        code = compile(python_lines(body, 0, shell.transform_cell), "<cell>", "exec",
+                       ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        return False
+    return bool(code.co_flags & CO_COROUTINE)
+
+
+def awaited_magic_call(lines: List[str]) -> List[str]:
+    """IPython input transformer: a `%%gradcheck` cell whose body needs autoawait becomes
+    `await get_ipython().run_cell_magic('gradcheck', ...)`, so IPython runs the cell as it runs any cell with
+    top-level await; the magic then returns `run_cell_checked_async`'s coroutine for IPython to await."""
+    if len(lines) != 1 or not lines[0].startswith(_MAGIC_CALL):
+        return lines
+    try:
+        call = ast.parse(lines[0], mode="eval").body
+        line, body = (ast.literal_eval(a) for a in call.args[1:3])
+    except (SyntaxError, ValueError, AttributeError, TypeError):
+        return lines
+    shell = _shell()
+    if shell is None or not isinstance(body, str) or not body_awaits(shell, body):
+        return lines
+    return ["await " + lines[0]]
+
+
+_MAGIC_CALL = "get_ipython().run_cell_magic('gradcheck', "
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return None
+    return get_ipython()
+
+
+def _failed(shell: Any, run: Capture, options: CaptureOptions, exc: BaseException, filename: str) -> bool:
+    """After the body raised: hooks off, the card shown, the traceback as a plain cell's. True when the
+    error was a syntax error shown as a plain cell shows it (nothing to raise), False when `exc` is raised."""
+    run.close()  # NB: a KeyboardInterrupt may have landed between installing and `with`
+    if isinstance(exc, SyntaxError) and exc.filename == filename and _failed_before_running(shell, exc):
+        return True
+    _report(shell, run, options)
+    _as_in_a_plain_cell(exc)
+    return False
 
 
 def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:

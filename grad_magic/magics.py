@@ -12,7 +12,7 @@ from traitlets.config import Configurable
 
 from . import catalog, state
 from .capture import CaptureOptions
-from .cellrun import run_cell_checked
+from .cellrun import body_awaits, run_cell_checked, run_cell_checked_async
 from .render.common import notebook_cell
 
 
@@ -56,6 +56,10 @@ class GradMagics(Magics):
             return None
         options = CaptureOptions(anomaly=not args.fast, check_nan=not args.no_nan_check,
                                  quiet=args.quiet)
+        if body_awaits(self.shell, cell):
+            # NB: the cell was made `await get_ipython().run_cell_magic(...)` (cellrun.awaited_magic_call):
+            # IPython awaits what this returns, in its own loop
+            return run_cell_checked_async(self.shell, line, cell, options)
         return run_cell_checked(self.shell, line, cell, options)
 
     @line_magic

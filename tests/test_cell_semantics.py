@@ -318,3 +318,39 @@ def test_making_a_card_leaves_the_users_warning_registry_as_it_was():
         mimebundle(diagnose(record, {}, "en")[0])
         namespace["f"]()
         assert seen.count("once here") == 1, seen
+
+
+AWAITING = "import asyncio\nx = await asyncio.sleep(0, result=3)\nx + 4\n"
+
+
+def test_top_level_await_is_awaited_as_in_a_plain_cell(shell):
+    plain = run(shell, AWAITING)
+    magic = run(shell, "%%gradcheck\n" + AWAITING)
+    assert plain.success and magic.success and magic.result == plain.result == 7
+
+
+def test_a_failure_after_an_await_shows_its_card_and_keeps_the_names(shell):
+    result = run(shell, "%%gradcheck\nimport asyncio, torch\nbefore = await asyncio.sleep(0, result=1)\n"
+                        "w = torch.tensor([1.0])\n(w * 2).sum().backward()\n")
+    assert isinstance(result.error_in_exec, RuntimeError) and shell.user_ns["before"] == 1
+    assert grad_magic.last_diagnosis().kind == "missing-requires-grad"
+    assert grad_magic.last_diagnosis().fix.source.splitlines()[3] == "w = torch.tensor([1.0], requires_grad=True)"
+
+
+def test_with_autoawait_off_an_await_fails_as_in_a_plain_cell(shell, monkeypatch):
+    monkeypatch.setattr(shell, "autoawait", False)
+    plain = run(shell, AWAITING)
+    magic = run(shell, "%%gradcheck\n" + AWAITING)
+    assert type(plain.error_before_exec or plain.error_in_exec) is SyntaxError
+    assert type(magic.error_before_exec or magic.error_in_exec) is SyntaxError
+
+
+def test_the_await_transformer_comes_off_with_the_extension(shell):
+    from grad_magic.cellrun import awaited_magic_call
+
+    assert shell.input_transformers_post.count(awaited_magic_call) == 1
+    shell.run_line_magic("unload_ext", "grad_magic")
+    try:
+        assert awaited_magic_call not in shell.input_transformers_post
+    finally:
+        shell.run_line_magic("load_ext", "grad_magic")

@@ -44,3 +44,19 @@ def test_healthy_cell_result_is_out_n():
     result = [o for o in nb.cells[1].outputs if o.output_type == "execute_result"]
     assert result and result[0].data["text/plain"] == "42"
     assert result[0].execution_count == 2
+
+
+def test_top_level_await_runs_in_the_kernels_loop_as_in_a_plain_cell():
+    nb = execute(["%load_ext grad_magic", "import asyncio\nawait asyncio.sleep(0.01)\n7",
+                  "%%gradcheck\nimport asyncio\nawait asyncio.sleep(0.01)\n7",
+                  "%%gradcheck\nimport asyncio, torch\nbefore = await asyncio.sleep(0, result=41)\n"
+                  "w = torch.tensor([1.0])\n(w * 2).sum().backward()", "before + 1",
+                  "%%gradcheck\nsyntax error here"], allow_errors=True)
+    plain, magic = ([o for o in nb.cells[i].outputs if o.output_type == "execute_result"] for i in (1, 2))
+    assert plain[0].data["text/plain"] == magic[0].data["text/plain"] == "7"
+    failed = nb.cells[3].outputs
+    assert [o.ename for o in failed if o.output_type == "error"] == ["RuntimeError"]
+    assert any("gm-card" in o.data.get("text/html", "") for o in failed if o.output_type == "display_data")
+    assert nb.cells[4].outputs[0].data["text/plain"] == "42"
+    errors = [o for o in nb.cells[5].outputs if o.output_type == "error"]
+    assert [o.ename for o in errors] == ["SyntaxError"]  # NB: the cell failed, as a plain cell does

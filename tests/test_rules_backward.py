@@ -212,7 +212,7 @@ def test_two_carried_states_are_detached_on_one_line():
     d = diagnosis(src, TWICE_NOW, 6, namespace={**TORCH, "h": h, "c": c, "loss": loss}, kind="backward-twice")
     assert d.fix.source.splitlines()[3] == \
         "    c, h = c.detach() if c is not None else None, h.detach() if h is not None else None"
-    assert "`c`, `h`" in d.title
+    assert "`c` and `h`" in d.title
 
 
 def test_a_backward_inside_a_function_called_in_the_loop_gets_no_fix():

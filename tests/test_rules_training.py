@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import grad_magic
+from grad_magic.render import Card
 from grad_magic.rules.training.culprit import grad_off_withs
 from grad_magic.rules.training.message import is_needs_grad_error
 from gm_shell import displayed, run
@@ -212,4 +213,4 @@ def test_chinese_cards(shell, monkeypatch):
     by_kind = {d.kind: d for d in found}
     assert "计算图" in by_kind["graph-kept-alive"].title
     assert "eval() 模式下被训练" in by_kind["train-eval-mode"].title
-    assert "警告" in str(by_kind["graph-kept-alive"])
+    assert "警告" in str(Card(by_kind["graph-kept-alive"]))

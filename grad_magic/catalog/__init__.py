@@ -46,9 +46,11 @@ def sentences(parts: Iterable[str], language: str = "", capitalise: bool = False
     return " ".join(p[:1].upper() + p[1:] for p in parts) if capitalise else " ".join(parts)
 
 
-def listing(items: Iterable[str], language: str = "") -> str:
-    """`a`, `b` and `c` in the card's language."""
+def listing(items: Iterable[str], language: str = "", most: int = 0) -> str:
+    """`a`, `b` and `c` in the card's language; with `most`, a longer list is cut there and ends in `…`."""
     items = list(items)
+    if most and len(items) > most:
+        return message("list.comma", language).join(items[:most] + ["…"])
     if len(items) < 2:
         return "".join(items)
     return message("list.last", language, head=message("list.comma", language).join(items[:-1]), last=items[-1])

@@ -109,11 +109,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "为了节省内存，autograd 只把计算图需要的中间值保留到第一次经过它们的 backward() 为止。",
     },
     "backward.twice.why_carried_title": {
-        "en": "{state} carries the previous iteration's graph into the next backward()",
+        "en": "The loop state {state} carries the previous iteration's graph into the next backward()",
         "zh": "{state} 把上一次迭代的计算图带进了下一次 backward()",
     },
     "backward.twice.why_carried": {
-        "en": "{state}, set on line {lineno}, comes out of one iteration of the loop on line {loop} and goes "
+        "en": "The loop state {state}, set on line {lineno}, comes out of one iteration of the loop on line {loop} and goes "
               "into the next, still attached to the graph that made it. So the second iteration's backward() "
               "on {tensor} reaches back into the first iteration's graph, which that iteration's backward() "
               "already freed. Detaching the state at the top of each iteration keeps its values and cuts the "

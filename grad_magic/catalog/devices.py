@@ -35,7 +35,6 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "devices.on": {"en": "{name} on {device}", "zh": "{name}（{device}）"},
     "devices.list_sep": {"en": ", ", "zh": "，"},
-    "devices.and": {"en": " and ", "zh": " 和 "},
     "devices.step_sep": {"en": "; ", "zh": "；"},
     "devices.an_op": {"en": "an op", "zh": "某个运算"},
     "devices.another": {"en": "another tensor", "zh": "另一个张量"},

@@ -34,7 +34,6 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "{count} more tensors are not on {home} either",
         "zh": "另有 {count} 个张量也不在 {home} 上",
     },
-    "inventory.and": {"en": " and ", "zh": " 和 "},
     "inventory.warn.kept_one": {
         "en": "{names} keeps {count} tensor(s) ({size}) on {devices} alive that nothing else refers to; "
               "`%reset -f out` frees them",

@@ -51,7 +51,7 @@ def will_collide(models: Models, rows: List[Found], owned: set, language: str) -
     if len(homes) != 1 or any(len(devices) > 1 for _, devices in models):
         return []
     home = homes.pop()
-    names = catalog.message("inventory.and", language).join(f"`{path}`" for path, _ in models)
+    names = catalog.listing((f"`{path}`" for path, _ in models), language)
     # NB: a 0-dim CPU tensor mixes with tensors on any device, so it never collides.
     loose = [row for row, tid, _, _ in rows if tid not in owned and row.role != ROLE_GRAD
              and row.device != home and not (row.device == "cpu" and row.shape == ())]

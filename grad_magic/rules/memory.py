@@ -151,8 +151,8 @@ def cuda_oom(ctx: RuleContext, err: OomError) -> Diagnosis:
     device = err.device if err.index is None else f"{err.device.lower()}:{err.index}"
     why = [ctx.say("memory.oom.why")]
     if rows:
-        why.append(ctx.say("memory.oom.largest", tensors=", ".join(
-            f"`{r.path}` {shape_text(r.shape)} {human_bytes(r.nbytes)}" for r in rows)))
+        why.append(ctx.say("memory.oom.largest", tensors=catalog.listing((
+            f"`{r.path}` {shape_text(r.shape)} {human_bytes(r.nbytes)}" for r in rows), ctx.language)))
     if total is not None:
         why.append(ctx.say("memory.oom.graph_kept", total=total.total, value=total.value_text,
                            lineno=total.lineno, grad_fn=total.grad_fn))

@@ -34,14 +34,14 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import grad_magic
-from grad_magic import cell as gm_cell, edits
+from grad_magic import cell as gm_cell, edits as gm_edits
 from grad_magic.capture import Capture, CaptureOptions
-from grad_magic.engine import diagnose
-from grad_magic.model import WARNING, Diagnosis, Fix, SourceLine, TensorFact, TextEdit
+from grad_magic.engine import diagnose, run_rule
+from grad_magic.model import ERROR, WARNING, Diagnosis, Fix, SourceLine, TensorFact, TextEdit
 from grad_magic.record import CapturedWarning, OpEvent, RunRecord, StepEvent, TensorSnapshot
 from grad_magic.render import Card, mimebundle
 from grad_magic.render.json import MIME
-from grad_magic.rules.registry import RULES
+from grad_magic.rules.registry import RULES, Rule
 from grad_magic.rules.context import RuleContext
 from grad_magic.rules.generic import generic
 
@@ -330,13 +330,13 @@ def rule_crashes(record: RunRecord, namespace: Dict[Any, Any], language: str) ->
     NB: the engine turns a crash into a note on the first card (or into no card at all when the
     generic diagnosis itself crashes); run alone, each crash is seen and named."""
     failed = record.exception is not None and not isinstance(record.exception, KeyboardInterrupt)
-    rules = [(r.slug, r.fn) for r in RULES.values() if failed or r.severity == WARNING]
+    rules = [r for r in RULES.values() if failed or r.severity == WARNING]
     crashes = []
-    for slug, fn in rules + ([("generic", generic)] if failed else []):
+    for r in rules + ([Rule("generic", ERROR, generic, "")] if failed else []):
         try:
-            fn(RuleContext(record, namespace, language))
+            run_rule(r, RuleContext(record, namespace, language))  # NB: behind its guard, as the engine runs it
         except Exception as e:
-            crashes.append(f"{slug}: {type(e).__name__}: {e}"[:500])
+            crashes.append(f"{r.slug}: {type(e).__name__}: {e}"[:500])
     return crashes
 
 
@@ -350,7 +350,7 @@ def check_diagnoses(case: "Case", language: str) -> None:
         assert found and found[0].is_error, "a failed cell without an error card"
     for d in found:
         if d.fix is not None:
-            assert edits.parses(d.fix.source), f"{d.kind} proposed a fix that does not parse:\n{d.fix.source}"
+            assert gm_edits.parses(d.fix.source), f"{d.kind} proposed a fix that does not parse:\n{d.fix.source}"
             assert d.fix.source != source
         check_card(d)
 
@@ -576,11 +576,11 @@ def test_fix_helpers_never_propose_a_cell_that_does_not_parse(cell, data):
     how = data.draw(st.sampled_from(["insert", "wrap", "replace_node", "raw"]), label="how")
     tree = gm_cell.cell_tree(cell)
     if how == "insert":
-        edits = [edits.insert_line_before(cell, lineno, gm_cell.indent_of(lines[lineno - 1]) +
+        edits = [gm_edits.insert_line_before(cell, lineno, gm_cell.indent_of(lines[lineno - 1]) +
                                           data.draw(TEXTS, label="text"))]
     elif how == "wrap":
         last = data.draw(st.integers(lineno, n), label="last")
-        edits = edits.wrap_in_block(cell, lineno, last, data.draw(st.sampled_from(
+        edits = gm_edits.wrap_in_block(cell, lineno, last, data.draw(st.sampled_from(
             ["with torch.no_grad()", "if True", "try", "for _ in range(1)", "with x("]), label="header"))
     elif how == "replace_node" and tree is not None:
         stmt = gm_cell.enclosing_statement(tree, lineno)
@@ -593,8 +593,8 @@ def test_fix_helpers_never_propose_a_cell_that_does_not_parse(cell, data):
         start = data.draw(st.integers(0, len(cell)), label="start")
         end = data.draw(st.integers(start, len(cell)), label="end")
         edits = [TextEdit(start, end, data.draw(TEXTS, label="text"))]
-    fix = edits.make_fix(cell, edits, "fuzz")
-    assert fix is None or edits.parses(fix.source)
+    fix = gm_edits.make_fix(cell, edits, "fuzz")
+    assert fix is None or gm_edits.parses(fix.source)
     if fix is not None:
         assert gm_cell.cell_tree(fix.source) is not None or not fix.source.startswith("%%")
 
@@ -636,7 +636,7 @@ def test_a_node_span_is_exactly_the_nodes_source(cell):
 @given(st.one_of(TEXTS, cells(), st.binary(max_size=60).map(lambda b: b.decode("utf-8", "surrogateescape"))))
 def test_parsing_helpers_answer_for_any_text(text):
     """`parses`, `python_of_cell` and `cell_tree` answer (True/False, text, tree/None) for any text."""
-    assert edits.parses(text) in (True, False)
+    assert gm_edits.parses(text) in (True, False)
     gm_cell.cell_tree(text)
     gm_cell.line_offsets(text)
 

@@ -393,7 +393,8 @@ def run_and_check(shell: Any, i: int, cell: Cell, baseline: Baseline) -> bool:
         assert shell.user_ns.get(f"marker_{i}") == i, f"{where}: a name assigned before the fault is gone"
     else:
         assert f"marker_{i}" not in shell.user_ns, f"{where}: part of a cell with a syntax error ran"
-    exc = result.error_in_exec
+    # NB: a syntax error fails the cell before it runs, as in a plain cell (error_before_exec)
+    exc = result.error_in_exec or result.error_before_exec
     if cell.raises is None or (cell.may_succeed and exc is None):
         assert result.success, f"{where}: {exc!r}"
         return False
@@ -538,9 +539,22 @@ class Injected(KeyboardInterrupt):
 def _machinery_line(frame: Any) -> Optional[Tuple[str, int]]:
     path = frame.f_code.co_filename
     folder, _, name = path.rpartition("/")
-    if folder == grad_magic.__path__[0] and name in MACHINERY:
+    if folder == grad_magic.__path__[0] and name in MACHINERY and not _in_input_transform(frame):
         return name, frame.f_lineno
     return None
+
+
+def _in_input_transform(frame: Any) -> bool:
+    """Inside grad_magic's input transformer (cellrun.awaited_magic_call). NB: IPython runs input transforms
+    before the cell, outside run_cell's handling of errors, its own and a plain cell's alike: a Ctrl-C there
+    ends run_cell with or without grad_magic, so the sweep leaves those lines out."""
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "awaited_magic_call":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def lines_run(shell: Any, source: str) -> List[Tuple[str, int]]:

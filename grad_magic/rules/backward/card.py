@@ -80,10 +80,12 @@ def backward_twice(ctx: RuleContext, err: GraphFreed) -> Diagnosis:
     title = ctx.say("backward.twice.title", tensor=label)
     fix: Optional[Fix] = None
     if cause is not None:
-        why.append(ctx.say(cause.key, tensor=label, **cause.params))
+        # NB: a tuple in a cause's parameters is a list of names, said in the card's language
+        params = {k: catalog.listing(v, ctx.language) if isinstance(v, tuple) else v for k, v in cause.params.items()}
+        why.append(ctx.say(cause.key, tensor=label, **params))
         lines = sorted({*cause.lines, lineno} - {None})
         names += [n for n in cause.names if n not in names]
-        title = ctx.say(cause.key + "_title", tensor=label, **cause.params)
+        title = ctx.say(cause.key + "_title", tensor=label, **params)
         fix = twice_fix(ctx, cause.remedy) if cause.remedy is not None else None
     if cause is None:
         why.append(ctx.say("backward.twice.why_no_fix"))
@@ -111,7 +113,7 @@ def out_with_grad(ctx: RuleContext, err: OutWithGrad) -> Diagnosis:
     fix = out_fix(ctx, found.site, call, found.out_node, out) if call else None
     if fix is None:
         why.append(ctx.say("backward.out.why_no_fix"))
-    grads = ", ".join(f"`{f.name}`" for f in graded) or ctx.say("backward.out.an_input")
+    grads = catalog.listing((f"`{f.name}`" for f in graded), ctx.language) or ctx.say("backward.out.an_input")
     code = one_line(ctx.record.source, call) if call else f"{err.op}(..., out=...)"
     return ctx.diagnosis(
         "out-with-grad", ERROR, title=ctx.say("backward.out.title", op=err.op, grads=grads),

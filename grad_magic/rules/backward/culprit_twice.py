@@ -159,7 +159,7 @@ def _carried_state(ctx: RuleContext, site: Site, loop: ast.AST) -> Optional[Caus
     states = tuple(_state(ctx, site, loop, n) for n in carried)
     made = min(assigned[carried[0]], key=lambda s: s.lineno).lineno
     return Cause("backward.twice.why_carried", (loop.lineno, made), tuple(carried),
-                 {"state": ", ".join(f"`{n}`" for n in carried), "lineno": made, "loop": loop.lineno},
+                 {"state": tuple(f"`{n}`" for n in carried), "lineno": made, "loop": loop.lineno},
                  Detach(loop, states))
 
 

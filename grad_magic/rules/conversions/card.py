@@ -73,7 +73,7 @@ def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Diagnosis:
         fix = host_fix(ctx, found)
         if fix is not None and any(to_host(c) != ".cpu()" for c in found):
             known = [f"`{c.text}`" for c in found if c.tensor is not None and c.tensor.requires_grad]
-            why.append(ctx.say("conversions.device.why_detach_known", names=", ".join(known)) if known
+            why.append(ctx.say("conversions.device.why_detach_known", names=catalog.listing(known, ctx.language)) if known
                        else ctx.say("conversions.device.why_detach"))
     if fix is None and device != "meta":
         why.append(ctx.say("conversions.device.no_fix"))

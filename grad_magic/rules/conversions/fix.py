@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
+from ... import catalog
 from ...cell import node_span, segment
 from ...edits import make_fix
 from ...model import Fix, TextEdit
@@ -21,14 +22,14 @@ _FLIP_TO_ANY = (ast.NotEq,)
 _OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _names(found: List[Conversion]) -> str:
-    return ", ".join(f"`{c.text}`" for c in found)
+def _names(ctx: RuleContext, found: List[Conversion]) -> str:
+    return catalog.listing((f"`{c.text}`" for c in found), ctx.language)
 
 
 def detach_fix(ctx: RuleContext, found: List[Conversion]) -> Optional[Fix]:
     """`.detach()` on every tensor converted."""
     edits = [e for c in found for e in appended(ctx.record.source, c.node, ".detach()")]
-    return make_fix(ctx.record.source, edits, ctx.say("conversions.grad.fix", names=_names(found),
+    return make_fix(ctx.record.source, edits, ctx.say("conversions.grad.fix", names=_names(ctx, found),
                                                       lineno=ctx.record.error_lineno))
 
 
@@ -44,7 +45,7 @@ def host_fix(ctx: RuleContext, found: List[Conversion]) -> Optional[Fix]:
     edits = [e for c in found for e in appended(ctx.record.source, c.node, to_host(c))]
     detach = any(to_host(c) != ".cpu()" for c in found)
     return make_fix(ctx.record.source, edits, ctx.say(
-        "conversions.device.fix_detach" if detach else "conversions.device.fix", names=_names(found),
+        "conversions.device.fix_detach" if detach else "conversions.device.fix", names=_names(ctx, found),
         lineno=ctx.record.error_lineno))
 
 

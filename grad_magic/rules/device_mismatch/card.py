@@ -113,15 +113,15 @@ def _labels(ctx: RuleContext, parties: Sequence[Party]) -> str:
             labels.append(label)
     if not labels:
         return ctx.say("devices.another")
-    return ctx.say("devices.and").join(labels[:4]) + ("…" if len(labels) > 4 else "")
+    return catalog.listing(labels, ctx.language, most=4)
 
 
 def _devices_text(ctx: RuleContext, devices: Sequence[str]) -> str:
-    return ctx.say("devices.and").join(dict.fromkeys(devices)) or "?"
+    return catalog.listing(dict.fromkeys(devices), ctx.language) or "?"
 
 
 def _names_text(ctx: RuleContext, names: Sequence[str]) -> str:
-    return ctx.say("devices.and").join(f"`{n}`" for n in names)
+    return catalog.listing((f"`{n}`" for n in names), ctx.language)
 
 
 def _listing(ctx: RuleContext, parties: Sequence[Party], err: DeviceError) -> str:

@@ -40,7 +40,7 @@ def grads_not_zeroed(ctx: RuleContext) -> Optional[Diagnosis]:
     step = first.stale[0]
     why = [ctx.say("optimizer.zero.why", optimizer=label)]
     if len(found) > 1:
-        why.append(ctx.say("optimizer.zero.why_others", others=", ".join(f"`{n}`" for n in labels[1:])))
+        why.append(ctx.say("optimizer.zero.why_others", others=catalog.listing((f"`{n}`" for n in labels[1:]), ctx.language)))
     fix = zero_grad_fix(ctx, spots) if all(spots) else None
     if fix is None:
         why.append(ctx.say("optimizer.zero.why_no_fix", optimizer=label))

@@ -110,7 +110,7 @@ def train_eval_mode(ctx: RuleContext) -> Optional[Diagnosis]:
 
 
 def _mode_card(ctx: RuleContext, slip: ModeSlip, fix: Optional[Fix]) -> Diagnosis:
-    shown = ", ".join(slip.layers[:SHOWN_LAYERS]) + (", …" if len(slip.layers) > SHOWN_LAYERS else "")
+    shown = catalog.listing(slip.layers, ctx.language, most=SHOWN_LAYERS)
     kind = "eval" if slip.which == "eval" else "train"
     name = slip.name
     why = [ctx.say(f"training.mode.why_{kind}", name=name, layers=shown)]

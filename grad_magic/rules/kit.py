@@ -5,8 +5,10 @@
   statement starts its line;
 - what ran: the tracked torch call that raised; the optimizers that stepped, and their parameters (read
   from their dicts);
-- live objects: tensor facts where torch may refuse them (metadata only, never data);
-- the one `LossCall`: a loss called in the cell, with its input and target.
+- live objects: tensor facts where torch may refuse them (metadata only, never data); the names that read
+  as the cell's device variable;
+- the one `LossCall`: a loss called in the cell, with its input and target;
+- edits every family makes: `.method()` appended to an expression (`appended`, parenthesised when needed).
 
 Wording is not here: sentences and lists are joined by the catalog (`catalog.sentences`, `catalog.listing`).
 May touch: the cell's ast and source text, the run record, the NameIndex; of live objects, torch metadata only.

@@ -233,18 +233,46 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
             return  # NB: a %%gradcheck nested in this one has already shown this error's card
         diagnoses = diagnose_and_remember(run.record, shell.user_ns)
         run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
-        from IPython.display import display
-
-        from .render import Card
-
-        for d in diagnoses:
-            if d.severity == "warning" and options.quiet:
-                continue
-            display(Card(d))
+        cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]
+        if exc is not None and cards and _in_terminal(shell):
+            _show_after_the_traceback(shell, cards)
+        else:
+            _show(cards)
         if exc is not None:
             setattr(exc, _SHOWN, True)
     except Exception:
         pass
+
+
+def _show(diagnoses: List[Any]) -> None:
+    from IPython.display import display
+
+    from .render import Card
+
+    for d in diagnoses:
+        display(Card(d))
+
+
+def _show_after_the_traceback(shell: Any, diagnoses: List[Any]) -> None:
+    """In a terminal the traceback comes after the cell, and a long one would push a card shown before it off
+    the screen: the cards are shown once the cell is over (IPython's `post_run_cell`), below the traceback.
+    NB: in a notebook the card stays above the error, where the output area keeps both in view."""
+    def show(*args: Any) -> None:
+        try:
+            shell.events.unregister("post_run_cell", show)
+        except ValueError:
+            pass
+        _show(diagnoses)
+
+    shell.events.register("post_run_cell", show)
+
+
+def _in_terminal(shell: Any) -> bool:
+    try:
+        from IPython.terminal.interactiveshell import TerminalInteractiveShell
+    except ImportError:  # pragma: no cover - part of IPython
+        return False
+    return isinstance(shell, TerminalInteractiveShell)
 
 
 def _failed_before_running(shell: Any, exc: SyntaxError) -> bool:

@@ -8,10 +8,10 @@ itself is fix.py's.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
-import numpy as np
 import torch
 
 from ...cell import assignments_to
@@ -94,7 +94,7 @@ def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str) -> Origin:
             return Origin(name, stmt, "numpy", node, "suffix")
         if callee_name(node) in ("tensor", "as_tensor") and dtype_kw is None and node.args and node is value \
                 and not any(k.arg is None for k in node.keywords):
-            how = "numpy_tensor" if isinstance(lookup(ctx, node.args[0]), np.ndarray) else "tensor"
+            how = "numpy_tensor" if _is_array(lookup(ctx, node.args[0])) else "tensor"
             return Origin(name, stmt, how, node, "dtype_keyword")
     return Origin(name, stmt, "other")
 
@@ -138,3 +138,9 @@ def cast_of(stmt: ast.Expr, name: str) -> bool:
     v = stmt.value
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
         and v.func.value.id == name and (v.func.attr in CASTS or v.func.attr in ("to", "type"))
+
+
+def _is_array(obj: object) -> bool:
+    """A numpy array. NB: numpy is not a dependency: when the session never imported it, nothing is an array."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(obj, np.ndarray)

@@ -18,7 +18,9 @@ HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highl
 
 # NB: static script text, no user data in it: the fixed cell travels in the card's
 # `data-fixed-source` attribute (escaped by the template). Inline handlers work in trusted output
-# without a <script> tag. Insert: classic Notebook (Jupyter.notebook) or Colab, else copy.
+# without a <script> tag. Insert: classic Notebook (Jupyter.notebook) or Colab, else copy. Colab is
+# called as its own outputs call it, `addCell(code, 'code')`, a promise: "inserted" is said once it has
+# resolved, and a rejection (or a throw) copies instead, and says that.
 _COPY = ("var s=c.getAttribute('data-fixed-source'),say=function(k){c.querySelector('.gm-status')"
          ".textContent=c.getAttribute('data-say-'+k)},fallback=function(){try{var t=document."
          "createElement('textarea');t.value=s;t.setAttribute('readonly','');t.style.position='fixed';"
@@ -28,14 +30,15 @@ _COPY = ("var s=c.getAttribute('data-fixed-source'),say=function(k){c.querySelec
          ".writeText(s).then(function(){say('copied')},fallback)}else{fallback()}")
 COPY_JS = "(function(b){var c=b.closest('.gm-card');" + _COPY + "})(this)"
 INSERT_JS = (
-    "(function(b){var c=b.closest('.gm-card'),s=c.getAttribute('data-fixed-source');try{"
+    "(function(b){var c=b.closest('.gm-card'),s=c.getAttribute('data-fixed-source'),copy=function(){"
+    + _COPY + "};try{"
     "var J=window.Jupyter;if(J&&J.notebook&&J.notebook.insert_cell_below){var cs=J.notebook.get_cells()"
     ",i=-1;for(var k=0;k<cs.length;k++){if(cs[k].element&&cs[k].element[0].contains(b)){i=k;break}}"
     "var n=J.notebook.insert_cell_below('code',i<0?undefined:i);n.set_text(s);"
     "J.notebook.select(J.notebook.find_cell_index(n));c.querySelector('.gm-status').textContent="
     "c.getAttribute('data-say-inserted');return}var G=window.google&&google.colab&&google.colab."
-    "notebook;if(G&&G.addCell){G.addCell(s);c.querySelector('.gm-status').textContent="
-    "c.getAttribute('data-say-inserted');return}}catch(e){}" + _COPY + "})(this)")
+    "notebook;if(G&&G.addCell){Promise.resolve(G.addCell(s,'code')).then(function(){c.querySelector("
+    "'.gm-status').textContent=c.getAttribute('data-say-inserted')},copy);return}}catch(e){}copy()})(this)")
 
 
 @lru_cache(maxsize=1)

@@ -12,11 +12,11 @@ from browser_support import (CHROMIUM, CHROMIUM_ARGS, EXTENSION, JupyterServer, 
 
 @pytest.fixture(scope="session")
 def chromium():
-    require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (GRAD_MAGIC_CHROMIUM=path for another)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        require(False, "Playwright for Python is not installed (pip install playwright)")
+        require(False, "Playwright for Python is not installed (requirements-dev.txt has it)")
     playwright = sync_playwright().start()
     try:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -32,8 +32,8 @@ def _server_fixture(app: str, tmp_path_factory: pytest.TempPathFactory,
                     disabled: Sequence[str] = (), need_extension: bool = True
                     ) -> Iterator[JupyterServer]:
     if need_extension:
-        require(extension_installed(), f"the JupyterLab extension {EXTENSION!r} is not installed: "
-                                       "bash scripts/setup.sh builds it (needs node and npm)")
+        require(extension_installed(), f"the JupyterLab extension {EXTENSION!r} is not built and linked "
+                                       "(building it needs Node.js 18+ and npm)")
     server = start_server(app, tmp_path_factory.mktemp(f"jupyter-{app}"), disabled)
     try:
         yield server

@@ -90,6 +90,7 @@ def test_an_unknown_helper_after_the_loop_is_not_diagnosed(shell):
                             setup)) == []
 
 
+@pytest.mark.slow  # NB: runs every golden fixed cell (~100 s)
 def test_other_kinds_fixed_cells_are_not_diagnosed(shell):
     """Every other kind's fixed cell (typical loops, manual SGD, modules) stays silent."""
     cells = [p for p in sorted((HERE / "golden").glob("*/*.fixed.py")) if p.parent.name not in MINE]

@@ -183,7 +183,8 @@ def _compile(shell: Any, body: str, filename: str, above: int = 0) -> Tuple[List
     tree = shell.transform_ast(shell.compile.ast_parse(python, filename=filename))
     nodes = list(tree.body)
     shown = _shown_nodes(nodes, getattr(shell, "ast_node_interactivity", "last_expr"))
-    if shown and _ends_with_semicolon(shell, python):
+    # NB: the check reads from the last statement's first line on: the tokens before it cannot end the cell
+    if shown and _ends_with_semicolon(shell, "".join(python.splitlines(True)[tree.body[-1].lineno - 1:])):
         nodes, shown = [n for n in nodes if not isinstance(n, _ValueOf)], 0
     last = None
     if shown and isinstance(nodes[-1], ast.Expr):

@@ -146,7 +146,8 @@ def test_trailing_semicolon_silences_the_value(shell):
 
 
 @pytest.mark.parametrize("body", ["zz = {'#': 1}\nzz.get('#', 0);\n", "zz = {}\nzz.get('#', 0)  # ends;\n",
-                                  "zz = 3\nzz; # a comment\n", "zz = ';'\nzz\n", "zz = 1\nzz  ;  \n"])
+                                  "zz = 3\nzz; # a comment\n", "zz = ';'\nzz\n", "zz = 1\nzz  ;  \n",
+                                  "zz = 1\n(zz +\n 1);\n", "zz = 1\n\"\"\"a\nb;\"\"\"\n", "zz = 1; zz\n"])
 def test_the_value_shows_exactly_when_a_plain_cell_shows_it(shell, body):
     """IPython's own `;` check (its tokenizer): a `#` or `;` inside a string or a comment is no silencer."""
     plain = run(shell, body)

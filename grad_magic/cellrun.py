@@ -32,9 +32,7 @@ def cell_text(line: str, body: str) -> str:
 
 def run_cell_checked(shell: Any, line: str, body: str, options: CaptureOptions) -> Any:
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
-    source, above = _cell_as_typed(shell, line, body)
-    filename = shell.compile.cache(source, _cell_number(shell))
-    run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
+    run, filename, above = _capture_for(shell, line, body, options, sys._getframe())
     try:
         with run:
             codes, last = _compile(shell, body, filename, above)
@@ -54,9 +52,7 @@ async def run_cell_checked_async(shell: Any, line: str, body: str, options: Capt
     """`run_cell_checked` for a body with top-level `await` (`body_awaits`): compiled as IPython's autoawait
     compiles a cell, awaited in the loop IPython runs the cell in (the kernel's, or the terminal's runner)."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
-    source, above = _cell_as_typed(shell, line, body)
-    filename = shell.compile.cache(source, _cell_number(shell))
-    run = Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(sys._getframe()))
+    run, filename, above = _capture_for(shell, line, body, options, sys._getframe())
     try:
         with run:
             with shell.compile.extra_flags(ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):
@@ -74,6 +70,15 @@ async def run_cell_checked_async(shell: Any, line: str, body: str, options: Capt
         raise exc.with_traceback(_from_cell(exc.__traceback__, filename))
     _report(shell, run, options)
     return value
+
+
+def _capture_for(shell: Any, line: str, body: str, options: CaptureOptions,
+                 runner: Any) -> Tuple[Capture, str, int]:
+    """The capture of one cell run, the cell's cached name and the lines above its `%%gradcheck` line;
+    `runner`: the frame of the cell runner (its plumbing is left out of anomaly traces)."""
+    source, above = _cell_as_typed(shell, line, body)
+    filename = shell.compile.cache(source, _cell_number(shell))
+    return Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(runner)), filename, above
 
 
 def body_awaits(shell: Any, body: str) -> bool:
@@ -235,7 +240,7 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
         diagnoses = diagnose_and_remember(run.record, shell.user_ns)
         run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
         cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]
-        if exc is not None and cards and _in_terminal(shell):
+        if exc is not None and cards and in_terminal(shell):
             _show_after_the_traceback(shell, cards)
         else:
             _show(cards)
@@ -268,7 +273,8 @@ def _show_after_the_traceback(shell: Any, diagnoses: List[Any]) -> None:
     shell.events.register("post_run_cell", show)
 
 
-def _in_terminal(shell: Any) -> bool:
+def in_terminal(shell: Any) -> bool:
+    """Terminal IPython (prompt_toolkit or --simple-prompt), not a kernel."""
     try:
         from IPython.terminal.interactiveshell import TerminalInteractiveShell
     except ImportError:  # pragma: no cover - part of IPython

@@ -12,7 +12,7 @@ from traitlets.config import Configurable
 
 from . import catalog, state
 from .capture import CaptureOptions
-from .cellrun import body_awaits, run_cell_checked, run_cell_checked_async
+from .cellrun import body_awaits, in_terminal, run_cell_checked, run_cell_checked_async
 from .render.common import notebook_cell
 
 
@@ -69,7 +69,7 @@ class GradMagics(Magics):
         if fixed is None:
             print(catalog.message("gradfix.none"))
             return
-        if _in_terminal(self.shell):
+        if in_terminal(self.shell):
             if getattr(self.shell, "simple_prompt", False):
                 # NB: a plain-input terminal (`ipython --simple-prompt`, Emacs, pipes) cannot pre-fill
                 # the prompt: the fixed cell is printed to copy instead.
@@ -81,14 +81,6 @@ class GradMagics(Magics):
         else:
             self.shell.set_next_input(notebook_cell(fixed.source), replace=False)
         print(catalog.message("gradfix.inserted", description=fixed.description))
-
-
-def _in_terminal(shell: Any) -> bool:
-    try:
-        from IPython.terminal.interactiveshell import TerminalInteractiveShell
-    except ImportError:  # pragma: no cover - part of IPython
-        return False
-    return isinstance(shell, TerminalInteractiveShell)
 
 
 def _parse(magic: Any, line: str) -> Any:

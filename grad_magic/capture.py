@@ -31,6 +31,7 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
+from .sources import Sources, plain_sources
 from .stacks import TraceFilter
 from .tracker import OpLog, OpTracker
 
@@ -86,8 +87,9 @@ class _StepWatch:
                 stale += 1
         self._log.touched.clear()
         if len(self.steps) < 10_000:
+            lineno, frames = self._log.user_site()
             self.steps.append(StepEvent(weakref.ref(optimizer), type(optimizer).__name__,
-                                        self._log.user_lineno(), with_grad, stale))
+                                        lineno, with_grad, stale, frames))
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:
@@ -155,12 +157,13 @@ class Capture:
 
     def __init__(self, options: CaptureOptions = CaptureOptions(), *, filename: Optional[str] = None,
                  source: Optional[str] = None, namespace: Optional[Mapping[str, Any]] = None,
-                 hidden_frames: FrozenSet[FrameType] = frozenset()) -> None:
+                 hidden_frames: FrozenSet[FrameType] = frozenset(), sources: Optional[Sources] = None) -> None:
         self.options = options
         self._hidden_frames = hidden_frames  # NB: the caller's plumbing, left out of anomaly traces
         self._filename = filename
         self._source = source
         self._namespace = namespace
+        self._sources = sources
         self._undo: List[Callable[[], None]] = []
         self._log: Optional[OpLog] = None
         self._steps: Optional[_StepWatch] = None
@@ -174,7 +177,10 @@ class Capture:
             self._filename = caller.f_code.co_filename
             if self._namespace is None:
                 self._namespace = {**caller.f_globals, **caller.f_locals}
-        self._log = OpLog(self._filename)
+        if self._sources is None:
+            self._sources = plain_sources(self._filename, self._source if self._source is not None
+                                          else _file_source(self._filename))
+        self._log = OpLog(self._filename, self._sources)
         try:
             self._install()
         except BaseException:
@@ -249,7 +255,10 @@ class Capture:
             error_locals=frame_locals,
             inplace_ops=list(log.inplace) if log else [], failed_ops=list(log.failed) if log else [],
             steps=self._steps.steps if self._steps else [], warnings=list(self._warnings),
-            dropped_events=log.dropped if log else 0, versions=versions())
+            dropped_events=log.dropped if log else 0, versions=versions(),
+            frames=self._sources.frames(exc.__traceback__) if exc is not None and self._sources else (),
+            cell=self._sources.cell_number(self._filename or "") if self._sources else None,
+            sources=self._sources)
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:

@@ -230,3 +230,22 @@ def assignments_to(tree: ast.Module, name: str) -> List[ast.stmt]:
                 found.append(node)
                 break
     return sorted(found, key=lambda n: n.lineno)
+
+
+def qualname_at(tree: Optional[ast.Module], lineno: int) -> str:
+    """The qualified name of the function a line is in (`Block.forward`, `train.<locals>.step` as Python
+    names it), "" at a cell's top level or in a class body."""
+    names: List[str] = []
+    function = False
+    body = list(tree.body) if tree is not None else []
+    while body:
+        node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.lineno <= lineno <= (n.end_lineno or n.lineno)), None)
+        if node is None:
+            break
+        if function:
+            names.append("<locals>")
+        names.append(node.name)
+        function = not isinstance(node, ast.ClassDef)
+        body = list(node.body)
+    return ".".join(names) if function else ""

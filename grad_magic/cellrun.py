@@ -19,6 +19,7 @@ from typing import Any, List, Optional, Tuple
 from .capture import TRACKER_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
 from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
+from .sources import Sources
 from .stacks import plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
@@ -77,8 +78,10 @@ def _capture_for(shell: Any, line: str, body: str, options: CaptureOptions,
     """The capture of one cell run, the cell's cached name and the lines above its `%%gradcheck` line;
     `runner`: the frame of the cell runner (its plumbing is left out of anomaly traces)."""
     source, above = _cell_as_typed(shell, line, body)
-    filename = shell.compile.cache(source, _cell_number(shell))
-    return Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(runner)), filename, above
+    number = _cell_number(shell)
+    filename = shell.compile.cache(source, number)
+    return Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(runner),
+                   sources=Sources(shell, (filename, number, source))), filename, above
 
 
 def body_awaits(shell: Any, body: str) -> bool:

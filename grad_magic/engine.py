@@ -17,6 +17,9 @@ from .rules.context import RuleContext
 from .rules.generic import generic
 
 
+MAX_VIEWS = 6  # user frames outside the running cell a rule reads the run from, innermost first
+
+
 def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = "") -> List[Diagnosis]:
     """The diagnoses of one run, most important first: the error (if any), then warnings."""
     ctx = RuleContext(record, namespace, language)
@@ -46,10 +49,21 @@ def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> Li
 
 
 def _first_match(ctx: RuleContext, notes: List[str]) -> Optional[Diagnosis]:
+    """The first rule that explains the error. Each rule reads the run from the innermost user frame out (a
+    method in an earlier cell, the helper that called it, then the running cell): the first view where it
+    finds the lines to show wins; a rule that explains the error but finds no line anywhere answers from
+    the running cell, as a plain cell's card would."""
+    views = [ctx.view(f) for f in reversed(ctx.record.frames)
+             if f.site.filename != ctx.record.filename][:MAX_VIEWS] + [ctx]
     for r in rules_of(ERROR):
-        d = _apply(r, ctx, notes)
-        if d is not None:
-            return d
+        unplaced = None
+        for view in views:
+            d = _apply(r, view, notes)
+            if d is not None and (view is ctx or any(sl.elsewhere for sl in d.lines)):
+                return d
+            unplaced = unplaced or d
+        if unplaced is not None:
+            return unplaced
     return None
 
 

@@ -1,7 +1,7 @@
 """The IPython magics: option parsing and wiring only. The work lives in importable modules."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -13,7 +13,7 @@ from traitlets.config import Configurable
 from . import catalog, state
 from .capture import CaptureOptions
 from .cellrun import body_awaits, in_terminal, run_cell_checked, run_cell_checked_async
-from .render.common import notebook_cell
+from .render.common import fixed_cells, place_label
 
 
 class GradMagic(Configurable):
@@ -64,23 +64,36 @@ class GradMagics(Magics):
 
     @line_magic
     def gradfix(self, line: str) -> None:
-        """Put the fixed cell proposed by the last %%gradcheck run into the next input."""
-        fixed = next((d.fix for d in state.last_diagnoses() if d.fix is not None), None)
-        if fixed is None:
+        """Put the fixed cell proposed by the last %%gradcheck run into the next input. A fix that changes
+        earlier cells too gives one cell at a time, earlier cells first: `%gradfix 2` for the second."""
+        d = next((d for d in state.last_diagnoses() if d.fix is not None), None)
+        cells = fixed_cells(d) if d is not None else []
+        index = int(line.strip()) if line.strip().isdigit() else 1
+        if not cells or not 1 <= index <= len(cells):
             print(catalog.message("gradfix.none"))
             return
-        if in_terminal(self.shell):
-            if getattr(self.shell, "simple_prompt", False):
-                # NB: a plain-input terminal (`ipython --simple-prompt`, Emacs, pipes) cannot pre-fill
-                # the prompt: the fixed cell is printed to copy instead.
-                print(catalog.message("gradfix.printed", description=fixed.description))
-                print(fixed.source, end="")
-                return
-            # NB: with its final newline the cursor sits on an empty last line, so Enter runs it
-            self.shell.set_next_input(fixed.source, replace=False)
+        cell, description = cells[index - 1], d.fix.description
+        if in_terminal(self.shell) and getattr(self.shell, "simple_prompt", False):
+            # NB: a plain-input terminal (`ipython --simple-prompt`, Emacs, pipes) cannot pre-fill
+            # the prompt: the fixed cell is printed to copy instead.
+            print(catalog.message("gradfix.printed", description=description))
+            print(cell.source + "\n", end="")
         else:
-            self.shell.set_next_input(notebook_cell(fixed.source), replace=False)
-        print(catalog.message("gradfix.inserted", description=fixed.description))
+            # NB: in a terminal, with its final newline the cursor sits on an empty last line, so Enter runs it
+            self.shell.set_next_input(cell.source + ("\n" if in_terminal(self.shell) else ""), replace=False)
+            print(catalog.message("gradfix.inserted", description=description))
+        _say_which(d, cells, index)
+
+
+def _say_which(d: Any, cells: List[Any], index: int) -> None:
+    if len(cells) == 1 and cells[0].this:
+        return
+    place = place_label(d.language, cells[index - 1].cell, cells[index - 1].file, cells[index - 1].this)
+    print(catalog.message("gradfix.which", place=place, index=index, count=len(cells)))
+    if index < len(cells):
+        later = cells[index]
+        print(catalog.message("gradfix.next", index=index + 1,
+                              place=place_label(d.language, later.cell, later.file, later.this)))
 
 
 def _parse(magic: Any, line: str) -> Any:

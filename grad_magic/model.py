@@ -14,10 +14,24 @@ WARNING = "warning"
 
 @dataclass(frozen=True)
 class SourceLine:
-    """One line of the user's cell, numbered as the editor shows it (the magic line is line 1)."""
+    """One line of the user's code, numbered as the editor shows it (a `%%gradcheck` cell's magic line is
+    line 1): in the running cell, or `elsewhere` -- an earlier cell (`cell`, In [k]) or the user's own file."""
 
     lineno: int
     text: str
+    cell: Optional[int] = None  # In [k] of the cell the line is in, when known
+    file: str = ""  # a file of the user's; "" for a cell
+    function: str = ""  # the function or method the line is in: `Block.forward`; "" at the top level
+    elsewhere: bool = False  # not in the running cell
+
+
+@dataclass(frozen=True)
+class CellSource:
+    """The text, as it ran, of another cell (or file) that lines of a diagnosis are in."""
+
+    cell: Optional[int]
+    file: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -45,12 +59,30 @@ class TextEdit:
 
 
 @dataclass(frozen=True)
+class CellFix:
+    """A fixed copy of another cell (or file) the run went through: its complete text, as it would replace
+    `original` (the text that ran)."""
+
+    cell: Optional[int]  # In [k]; None for a file
+    file: str
+    original: str
+    source: str
+    edits: Tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
 class Fix:
-    """A proposed fixed cell: the complete source, exactly as it would be inserted."""
+    """A proposed fix: the complete fixed running cell (`source`, exactly as it would be inserted; "" when
+    the fix changes only other cells), and fixed copies of the other cells it changes."""
 
     description: str
     source: str
     edits: Tuple[TextEdit, ...]
+    elsewhere: Tuple[CellFix, ...] = ()
+
+    @property
+    def changes_this_cell(self) -> bool:
+        return bool(self.source)
 
 
 @dataclass(frozen=True)
@@ -75,6 +107,8 @@ class Diagnosis:
     notes: Tuple[str, ...] = ()
     language: str = "en"
     extra: Tuple[Tuple[str, str], ...] = field(default=())
+    cell: Optional[int] = None  # In [k] of the running cell, when known
+    elsewhere: Tuple[CellSource, ...] = ()  # other cells' text, for the lines and fixes there
 
     @property
     def is_error(self) -> bool:

@@ -9,6 +9,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, List, Mapping, Optional, Tuple
 
+from .sources import Frame, Sources
+
 
 @dataclass(frozen=True)
 class TensorSnapshot:
@@ -33,6 +35,7 @@ class OpEvent:
     targets: Tuple[TensorSnapshot, ...]
     how: str  # "method", "setitem", "inplace=True", "out=", "raised"
     arg_names: Tuple[str, ...] = ()
+    frames: Tuple[Tuple[str, int], ...] = ()  # (filename, line) of the user's code that made it, innermost first
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class StepEvent:
     lineno: Optional[int]
     params_with_grad: int
     stale_params: int  # grads accumulated since the previous step, never cleared
+    frames: Tuple[Tuple[str, int], ...] = ()  # (filename, line) of the user's code that stepped, innermost first
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,14 @@ class RunRecord:
     warnings: List[CapturedWarning] = field(default_factory=list)
     dropped_events: int = 0
     versions: Tuple[Tuple[str, str], ...] = ()
+    frames: Tuple[Frame, ...] = ()  # the user frames of the exception's traceback, outermost first
+    cell: Optional[int] = None  # In [k] of the running cell
+    sources: Optional[Sources] = field(default=None, repr=False)
+    # NB: a rule sees the run from one user frame at a time (rules/context.py): `filename`, `source`,
+    # `error_lineno`, `error_locals` and each event's `lineno` are that frame's; `focus` is the frame
+    # (None: the running cell) and `outer` the record as the cell saw it.
+    focus: Optional[Frame] = None
+    outer: Optional["RunRecord"] = field(default=None, repr=False)
 
     @property
     def failed(self) -> bool:

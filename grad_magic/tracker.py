@@ -16,6 +16,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .record import OpEvent, TensorSnapshot
+from .sources import Sources, plain_sources
 
 # NB: `x += y` reaches the mode as `add_`; these dunders are the in-place ones that keep their name.
 _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
@@ -53,8 +54,9 @@ def _tensors_in(value: Any) -> Iterable[torch.Tensor]:
 class OpLog:
     """Where the tracker writes. Owned by the capture session."""
 
-    def __init__(self, filename: Optional[str]) -> None:
+    def __init__(self, filename: Optional[str], sources: Optional[Sources] = None) -> None:
         self.filename = filename
+        self.sources = sources if sources is not None else plain_sources(filename, "")
         self.inplace: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
         self.failed: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
         self.touched: Set[int] = set()  # ids of tensors changed in place since the last optimizer step
@@ -63,12 +65,12 @@ class OpLog:
 
     def user_lineno(self) -> Optional[int]:
         """The innermost line of the user's cell on the current stack."""
-        frame = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename == self.filename:
-                return frame.f_lineno
-            frame = frame.f_back
-        return None
+        return self.sources.stack(sys._getframe(2), self.filename)[0]
+
+    def user_site(self) -> Tuple[Optional[int], Tuple[Tuple[str, int], ...]]:
+        """The innermost line of the user's cell on the current stack, and the user frames (cells, own files)
+        from the innermost out."""
+        return self.sources.stack(sys._getframe(2), self.filename)
 
     def add(self, queue: Deque[OpEvent], event: OpEvent) -> None:
         if len(queue) == queue.maxlen:
@@ -120,10 +122,12 @@ class OpTracker(TorchFunctionMode):
             log.touched.add(id(t))
             if i < 4:  # NB: a foreach op may touch hundreds of tensors; four describe it
                 shots += (snapshot(t),)
-        log.add(log.inplace, OpEvent(name, log.user_lineno(), shots, how))
+        lineno, frames = log.user_site()
+        log.add(log.inplace, OpEvent(name, lineno, shots, how, frames=frames))
 
     def _record_failure(self, func: Any, args: tuple, kwargs: dict) -> None:
         log = self._log
         shots = tuple(snapshot(t) for value in (*args, *kwargs.values()) for t in _tensors_in(value))
         name = getattr(func, "__name__", repr(func))
-        log.add(log.failed, OpEvent(name, log.user_lineno(), shots[:16], "raised"))
+        lineno, frames = log.user_site()
+        log.add(log.failed, OpEvent(name, lineno, shots[:16], "raised", frames=frames))

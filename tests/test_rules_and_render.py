@@ -159,7 +159,7 @@ def test_bundle_has_the_json_card_with_schema_version():
                        error_lineno=2)
     bundle = mimebundle(diagnose(record, {}, language="en")[0])
     card = bundle[MIME]
-    assert card["schema_version"] == 1 and card["kind"] == "generic"
+    assert card["schema_version"] == 2 and card["kind"] == "generic"
     assert card["error"] == {"type": "RuntimeError", "message": "boom"}
     assert card["labels"]["insert"] == "Insert fixed cell below"
     import json

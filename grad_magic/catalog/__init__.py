@@ -56,6 +56,20 @@ def listing(items: Iterable[str], language: str = "", most: int = 0) -> str:
     return message("list.last", language, head=message("list.comma", language).join(items[:-1]), last=items[-1])
 
 
+# A line number in a sentence, and how it says which cell the line is in (`place`: `In [3]`, `model.py`).
+_LINE_REFERENCE = {
+    "en": (re.compile(r"\blines? \d+(?:(?:, | and )\d+)*(?: of (?:the|this) cell)?"),
+           lambda m, place: re.sub(r" of (?:the|this) cell$", "", m.group(0)) + f" of {place}"),
+    "zh": (re.compile(r"(?:单元格)?第 \d+ 行"), lambda m, place: f"{place} " + m.group(0).replace("单元格", "")),
+}
+
+
+def lines_in(text: str, language: str, place: str) -> str:
+    """`text` with each line number it gives said to be in `place`: "on line 9" -> "on line 9 of In [3]"."""
+    pattern, rewrite = _LINE_REFERENCE.get(language or state.language(), _LINE_REFERENCE["en"])
+    return pattern.sub(lambda m: rewrite(m, place), text) if place else text
+
+
 _SPACE_IN_CHINESE = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
 
 

@@ -30,6 +30,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "line {lineno} of the cell",
         "zh": "单元格第 {lineno} 行",
     },
+    "where.elsewhere": {
+        "en": "{place}, line {lineno}",
+        "zh": "{place} 第 {lineno} 行",
+    },
+    "where.elsewhere_in": {
+        "en": "{place}, line {lineno}, in {function}",
+        "zh": "{place} 第 {lineno} 行（{function} 中）",
+    },
+    "where.via": {
+        "en": "{where} (called from line {lineno} of this cell)",
+        "zh": "{where}（由本单元格第 {lineno} 行调用）",
+    },
     "where.unknown": {
         "en": "outside the cell's own lines (inside a library call)",
         "zh": "不在单元格自身的代码行中（在库函数内部）",
@@ -48,6 +60,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "card.tensors": {"en": "Tensors involved", "zh": "相关张量"},
     "card.fix": {"en": "Fix", "zh": "修复"},
     "card.fixed_cell": {"en": "Fixed cell", "zh": "修复后的单元格"},
+    "card.fixed_copy": {"en": "Fixed copy of {place}", "zh": "{place} 的修复版本"},
+    "card.this_cell": {"en": "this cell", "zh": "本单元格"},
     "card.fixed_cell_long": {"en": "Fixed cell ({lines} lines)", "zh": "修复后的单元格（{lines} 行）"},
     "card.no_fix": {
         "en": "No automatic fix: the cause could not be pinned down safely.",
@@ -62,6 +76,7 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "card.notes": {"en": "Notes", "zh": "备注"},
     "card.insert": {"en": "Insert fixed cell below", "zh": "在下方插入修复后的单元格"},
     "card.replace": {"en": "Replace this cell", "zh": "替换此单元格"},
+    "card.insert_copy": {"en": "Insert fixed copy of {place} below", "zh": "在下方插入 {place} 的修复版本"},
     "card.copy": {"en": "Copy fixed cell", "zh": "复制修复后的单元格"},
     "card.copied": {
         "en": "Copied — paste it into a new cell.",
@@ -89,6 +104,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "gradfix.inserted": {
         "en": "The fixed cell is in the next input ({description}).",
         "zh": "修复后的单元格已放入下一个输入（{description}）。",
+    },
+    "gradfix.which": {
+        "en": "This is the fixed copy of {place} (cell {index} of {count} to change): run it, then re-run the "
+              "failing cell.",
+        "zh": "这是 {place} 的修复版本（需要修改的第 {index} 个单元格，共 {count} 个）：先运行它，再重新运行出错的单元格。",
+    },
+    "gradfix.next": {
+        "en": "Run %gradfix {index} for the fixed copy of {place}.",
+        "zh": "运行 %gradfix {index} 可取得 {place} 的修复版本。",
     },
     "gradfix.printed": {
         "en": "This prompt cannot be pre-filled; the fixed cell ({description}) is below, to copy:",

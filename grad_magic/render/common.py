@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
+from .. import catalog
 from ..cell import split_lines
-from ..model import Diagnosis
+from ..model import Diagnosis, TextEdit
 
 CONTEXT = 2  # lines shown around each culprit line
 MAX_FIELD = 2_000  # characters of one explanation field shown on a card
@@ -48,26 +50,98 @@ class ExcerptLine:
     gap_before: bool  # lines were skipped before this one
 
 
+@dataclass(frozen=True)
+class Excerpt:
+    """The lines shown from one cell: another cell (`cell`, In [k]; or a user's `file`) or the running one."""
+
+    cell: Optional[int]
+    file: str
+    function: str  # of the first culprit line there
+    elsewhere: bool
+    source: str
+    lines: List[ExcerptLine]
+
+
+def excerpts(d: Diagnosis) -> List[Excerpt]:
+    """One excerpt per cell the culprit lines are in: other cells first, as the lines list them, then the
+    running cell (also when it has no culprit line but nothing else is shown)."""
+    texts = {(c.cell, c.file): c.source for c in d.elsewhere}
+    places: List[Tuple[Optional[int], str, bool]] = []
+    for sl in d.lines:
+        place = (sl.cell, sl.file, sl.elsewhere)
+        if place not in places:
+            places.append(place)
+    places.sort(key=lambda p: not p[2])
+    found = []
+    for cell, file, elsewhere in places:
+        source = texts.get((cell, file), "") if elsewhere else d.source
+        marked = [sl for sl in d.lines if (sl.cell, sl.file, sl.elsewhere) == (cell, file, elsewhere)]
+        found.append(Excerpt(cell, file, next((sl.function for sl in marked if sl.function), ""), elsewhere,
+                             source, _around(source, {sl.lineno for sl in marked})))
+    return found
+
+
 def excerpt(d: Diagnosis) -> List[ExcerptLine]:
-    lines = split_lines(d.source)  # NB: numbered as the culprit lines are
-    culprits = {sl.lineno for sl in d.lines}
+    """The running cell's lines around its culprit lines."""
+    return _around(d.source, {sl.lineno for sl in d.lines if not sl.elsewhere})
+
+
+def _around(source: str, culprits: Set[int]) -> List[ExcerptLine]:
+    lines = split_lines(source)  # NB: numbered as the culprit lines are
     keep = sorted({n for c in culprits for n in range(c - CONTEXT, c + CONTEXT + 1)
                    if 1 <= n <= len(lines)})
     return [ExcerptLine(n, lines[n - 1], n in culprits, i > 0 and n != keep[i - 1] + 1)
             for i, n in enumerate(keep)]
 
 
-def diff_lines(d: Diagnosis) -> List[Tuple[str, str]]:
-    """('-'|'+'|'@', text) for the edited lines of the fix; empty without a fix."""
+@dataclass(frozen=True)
+class FixedCell:
+    """One cell a fix changes: the running cell (`this`), an earlier cell (`cell`) or a user's `file`."""
+
+    this: bool
+    cell: Optional[int]
+    file: str
+    original: str
+    source: str  # the complete fixed text, as the notebook would hold it
+    edits: Tuple[TextEdit, ...]
+    diff: List[Tuple[str, str]]
+
+
+def fixed_cells(d: Diagnosis) -> List[FixedCell]:
+    """The cells the fix changes: other cells first (definitions run before the cell that uses them)."""
     if d.fix is None:
         return []
+    found = [FixedCell(False, c.cell, c.file, c.original, notebook_cell(c.source), c.edits,
+                       _diff(c.original, c.source)) for c in d.fix.elsewhere]
+    if d.fix.source:
+        found.append(FixedCell(True, d.cell, "", d.source, notebook_cell(d.fix.source), d.fix.edits,
+                               _diff(d.source, d.fix.source)))
+    return found
+
+
+def diff_lines(d: Diagnosis) -> List[Tuple[str, str]]:
+    """('-'|'+'|'@', text) for the edited lines of the running cell; empty when the fix leaves it alone."""
+    if d.fix is None or not d.fix.source:
+        return []
+    return _diff(d.source, d.fix.source)
+
+
+def _diff(before: str, after: str) -> List[Tuple[str, str]]:
     out: List[Tuple[str, str]] = []
-    for line in difflib.unified_diff(split_lines(d.source), split_lines(d.fix.source), n=0,
-                                     lineterm=""):
+    for line in difflib.unified_diff(split_lines(before), split_lines(after), n=0, lineterm=""):
         if line.startswith(("---", "+++")):
             continue
         out.append((line[0], line[1:] if line[0] in "+-" else line))
     return out
+
+
+def place_label(language: str, cell: Optional[int], file: str, this: bool) -> str:
+    """How a card titles a cell: `In [3]`, `model.py`, "this cell"."""
+    if this:
+        return catalog.message("card.this_cell", language)
+    if cell is not None:
+        return f"In [{cell}]"
+    return os.path.basename(file)
 
 
 def tensor_rows(d: Diagnosis) -> List[Tuple[str, ...]]:

@@ -11,7 +11,7 @@ from typing import Any
 from .. import catalog
 from ..cell import split_lines
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, diff_lines, excerpt, notebook_cell, tensor_rows
+from .common import MAX_ERROR, clip, excerpts, fixed_cells, place_label, tensor_rows
 from .highlight import highlight_lines
 
 HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highlighted
@@ -28,9 +28,9 @@ _COPY = ("var s=c.getAttribute('data-fixed-source'),say=function(k){c.querySelec
          "'copy');document.body.removeChild(t);say(ok?'copied':'copy_failed')}catch(e){say("
          "'copy_failed')}};if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard"
          ".writeText(s).then(function(){say('copied')},fallback)}else{fallback()}")
-COPY_JS = "(function(b){var c=b.closest('.gm-card');" + _COPY + "})(this)"
+COPY_JS = "(function(b){var c=b.closest('.gm-fixcell');" + _COPY + "})(this)"
 INSERT_JS = (
-    "(function(b){var c=b.closest('.gm-card'),s=c.getAttribute('data-fixed-source'),copy=function(){"
+    "(function(b){var c=b.closest('.gm-fixcell'),s=c.getAttribute('data-fixed-source'),copy=function(){"
     + _COPY + "};try{"
     "var J=window.Jupyter;if(J&&J.notebook&&J.notebook.insert_cell_below){var cs=J.notebook.get_cells()"
     ",i=-1;for(var k=0;k<cs.length;k++){if(cs[k].element&&cs[k].element[0].contains(b)){i=k;break}}"
@@ -52,18 +52,21 @@ def _environment() -> Any:
 
 
 def render(d: Diagnosis) -> str:
-    lines = excerpt(d)
-    memo: dict = {}  # NB: the fixed cell shares most statements with the excerpt's
-    source_tokens = highlight_lines(d.source, [ln.lineno for ln in lines], memo) if d.source else []
-    fixed_lines = len(split_lines(d.fix.source)) if d.fix else 0
-    # NB: a long fixed cell is listed collapsed and without colours: the diff above shows what
-    # changed, and Insert / Copy / %gradfix take the whole cell either way.
-    fixed_tokens = highlight_lines(d.fix.source, memo=memo) if d.fix and fixed_lines <= HIGHLIGHT_MAX_LINES \
-        else None
+    memo: dict = {}  # NB: a fixed cell shares most statements with its excerpt's
+    parts = []
+    for part in excerpts(d):
+        tokens = highlight_lines(part.source, [ln.lineno for ln in part.lines], memo) if part.source else []
+        label = place_label(d.language, part.cell, part.file, not part.elsewhere)
+        parts.append((label, part, [(ln, tokens[ln.lineno - 1] if ln.lineno <= len(tokens) else [])
+                                    for ln in part.lines]))
+    fixes = []
+    for cell in fixed_cells(d):
+        count = len(split_lines(cell.source))
+        # NB: a long fixed cell is listed collapsed and without colours: the diff above shows what
+        # changed, and Insert / Copy / %gradfix take the whole cell either way.
+        tokens = highlight_lines(cell.source, memo=memo) if count <= HIGHLIGHT_MAX_LINES else None
+        fixes.append((place_label(d.language, cell.cell, cell.file, cell.this), cell, tokens, count))
     return _environment().get_template("card.html.j2").render(
         d=d, say=lambda key, **params: catalog.message(key, d.language, **params),
-        excerpt=[(ln, source_tokens[ln.lineno - 1] if ln.lineno <= len(source_tokens) else [])
-                 for ln in lines],
-        diff=diff_lines(d), fixed=fixed_tokens, fixed_lines=fixed_lines, tensors=tensor_rows(d),
-        fixed_source=notebook_cell(d.fix.source) if d.fix else None,
+        parts=parts, fixes=fixes, tensors=tensor_rows(d),
         INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)

@@ -10,14 +10,31 @@ from typing import Any, Dict
 
 from .. import catalog
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, diff_lines, notebook_cell
+from .common import MAX_ERROR, FixedCell, clip, fixed_cells, notebook_cell
 
 MIME = "application/vnd.grad-magic.diagnosis+json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix may change earlier cells)
 LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "original_error",
           "versions", "notes", "insert", "replace", "copy", "copied", "inserted", "replaced",
           "copy_failed", "severity.error", "severity.warning", "gradfix_hint", "column.name", "column.shape",
           "column.dtype", "column.device", "column.requires_grad", "column.version")
+
+
+def _fix(d: Diagnosis) -> Dict[str, Any]:
+    cells = [{"target": _target(c), "source": c.source, "original": notebook_cell(c.original),
+              "edits": [dataclasses.asdict(e) for e in c.edits],
+              "diff": [{"sign": sign, "text": text} for sign, text in c.diff]} for c in fixed_cells(d)]
+    this = next((c for c in cells if c["target"] == "this"), None)
+    return {"description": d.fix.description, "cells": cells,
+            # NB: schema 1's fields, for the running cell (null when the fix leaves it alone)
+            "source": this["source"] if this else None, "edits": this["edits"] if this else [],
+            "diff": this["diff"] if this else []}
+
+
+def _target(c: FixedCell) -> Any:
+    if c.this:
+        return "this"
+    return {"execution_count": c.cell} if c.cell is not None else {"file": c.file}
 
 
 def render(d: Diagnosis) -> Dict[str, Any]:
@@ -27,15 +44,14 @@ def render(d: Diagnosis) -> Dict[str, Any]:
         "title": clip(d.title), "summary": clip(d.summary), "what": clip(d.what), "why": clip(d.why),
         "where": clip(d.where),
         "source": d.source,
-        "lines": [dataclasses.asdict(sl) for sl in d.lines],
+        "cell": d.cell,
+        "lines": [{**dataclasses.asdict(sl), "this": not sl.elsewhere} for sl in d.lines],
+        "elsewhere": [dataclasses.asdict(c) for c in d.elsewhere],
         "names": list(d.names),
         "tensors": [dataclasses.asdict(t) for t in d.tensors],
         "error": {"type": d.error_type, "message": clip(d.error_message or "", MAX_ERROR)}
         if d.error_type else None,
-        "fix": None if d.fix is None else {
-            "description": d.fix.description, "source": notebook_cell(d.fix.source),
-            "edits": [dataclasses.asdict(e) for e in d.fix.edits],
-            "diff": [{"sign": sign, "text": text} for sign, text in diff_lines(d)]},
+        "fix": None if d.fix is None else _fix(d),
         "versions": dict(d.versions),
         "notes": list(d.notes),
         "labels": {key: catalog.message("card." + key, d.language) for key in LABELS},

@@ -8,7 +8,7 @@ from typing import List, Sequence
 from .. import catalog
 from ..model import Diagnosis
 from ..cell import split_lines
-from .common import clip, diff_lines, excerpt, tensor_rows
+from .common import clip, excerpts, fixed_cells, place_label, tensor_rows
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "dim": "\033[2m", "bold": "\033[1m",
            "add": "\033[32m", "del": "\033[31m", "reset": "\033[0m"}
@@ -34,11 +34,16 @@ def render(d: Diagnosis, color: bool = False) -> str:
                       c("bold", d.title), f"  {d.summary}", ""]
     out += [f"{say('card.what')}: {clip(d.what)}", f"{say('card.why')}: {clip(d.why)}",
             f"{say('card.where')}: {clip(d.where)}"]
-    for line in excerpt(d):
-        if line.gap_before:
-            out.append("      ...")
-        prefix = "  > " if line.culprit else "    "
-        out.append(prefix + f"{line.lineno:>3} | {line.text}")
+    shown = excerpts(d)
+    for part in shown:
+        if len(shown) > 1:
+            label = place_label(d.language, part.cell, part.file, not part.elsewhere)
+            out.append(c("dim", f"  {label[:1].upper()}{label[1:]}" + (f" · {part.function}" if part.function else "")))
+        for line in part.lines:
+            if line.gap_before:
+                out.append("      ...")
+            prefix = "  > " if line.culprit else "    "
+            out.append(prefix + f"{line.lineno:>3} | {line.text}")
     if d.tensors:
         out += ["", f"{say('card.tensors')}:"]
         header = tuple(say("card.column." + k) for k in
@@ -47,10 +52,18 @@ def render(d: Diagnosis, color: bool = False) -> str:
     out.append("")
     if d.fix is not None:
         out.append(f"{say('card.fix')}: {d.fix.description}")
-        for sign, text in diff_lines(d):
-            out.append("  " + (c("add" if sign == "+" else "del", sign + " " + text)
-                               if sign in "+-" else c("dim", text)))
-        out += ["", f"{say('card.fixed_cell')}:"] + ["  " + ln for ln in split_lines(d.fix.source)]
+        cells = fixed_cells(d)
+        for cell in cells:
+            label = place_label(d.language, cell.cell, cell.file, cell.this)
+            if len(cells) > 1 or not cell.this:
+                out.append(c("dim", f"  {label}:"))
+            for sign, text in cell.diff:
+                out.append("  " + (c("add" if sign == "+" else "del", sign + " " + text)
+                                   if sign in "+-" else c("dim", text)))
+        for cell in cells:
+            title = say("card.fixed_cell") if cell.this and len(cells) == 1 else catalog.message(
+                "card.fixed_copy", d.language, place=place_label(d.language, cell.cell, cell.file, cell.this))
+            out += ["", f"{title}:"] + ["  " + ln for ln in split_lines(cell.source)]
         out += ["", c("dim", say("card.gradfix_hint"))]
     elif d.is_error:
         out.append(say("card.no_fix"))

@@ -6,31 +6,49 @@ from __future__ import annotations
 
 import io
 import keyword
+import os
 import tokenize
 from functools import cached_property
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import catalog, state
 from ..facts import fact_for
-from ..cell import split_lines
+from ..cell import cell_tree, qualname_at, split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
 from ..names import NameIndex
 from ..record import RunRecord
+from ..sources import Frame
+from .elsewhere import from_view, seen_from
 
 
 class RuleContext:
-    def __init__(self, record: RunRecord, namespace: Mapping[str, Any], language: str = "") -> None:
+    """The run as seen from the running cell -- or, for a `view`, from one user frame in another cell or
+    file (a method defined three cells up): there `record` is that frame's (rules/elsewhere.py)."""
+
+    def __init__(self, record: RunRecord, namespace: Mapping[str, Any], language: str = "",
+                 shared: Optional[Dict[Any, Any]] = None) -> None:
         self.record = record
         self.namespace = namespace
         self.language = language or state.language()
         self._memo: Dict[Any, Any] = {}
+        self._shared: Dict[Any, Any] = {} if shared is None else shared  # NB: parsed messages, across views
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         """`compute()` once per diagnosis for `key`: for work several rules (or one rule twice) ask for,
-        like a scan of every name of the namespace."""
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        like a scan of every name of the namespace. Keys starting with "parse" hold for every view."""
+        memo = self._shared if isinstance(key, tuple) and key[:1] == ("parse",) else self._memo
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+    def view(self, frame: Frame) -> "RuleContext":
+        """This run seen from `frame`, a user frame outside the running cell."""
+        return RuleContext(seen_from(self.record, frame), self.namespace, self.language, self._shared)
+
+    @property
+    def elsewhere(self) -> bool:
+        """Whether this is a view from another cell or file than the running cell."""
+        return self.record.focus is not None
 
     # -- the error --
     @property
@@ -60,7 +78,10 @@ class RuleContext:
     def line(self, lineno: Optional[int]) -> Optional[SourceLine]:
         if lineno is None or not 1 <= lineno <= len(self.source_lines):
             return None
-        return SourceLine(lineno, self.source_lines[lineno - 1])
+        record = self.record
+        return SourceLine(lineno, self.source_lines[lineno - 1], record.cell,
+                          "" if record.cell is not None or not self.elsewhere else record.filename,
+                          qualname_at(cell_tree(record.source), lineno), self.elsewhere)
 
     # -- names --
     @cached_property
@@ -87,21 +108,39 @@ class RuleContext:
 
     # -- wording --
     def say(self, key: str, **params: object) -> str:
-        return catalog.message(key, self.language, **params)
+        text = catalog.message(key, self.language, **params)
+        if self.elsewhere:  # NB: every line number a view knows is one of its cell's: say which cell
+            text = catalog.lines_in(text, self.language, self.place)
+        return text
+
+    @property
+    def place(self) -> str:
+        """How the card names the cell (or file) of this view: `In [3]`, `model.py`; "" for the running cell."""
+        record = self.record
+        if not self.elsewhere:
+            return ""
+        return f"In [{record.cell}]" if record.cell is not None else os.path.basename(record.filename)
 
     def where(self, lineno: Optional[int]) -> str:
-        return self.say("where.line", lineno=lineno) if lineno else self.say("where.unknown")
+        if not lineno:
+            return self.say("where.unknown")
+        if self.elsewhere:
+            function = qualname_at(cell_tree(self.record.source), lineno)
+            key = "where.elsewhere_in" if function else "where.elsewhere"
+            return catalog.message(key, self.language, place=self.place, lineno=lineno, function=function)
+        return self.say("where.line", lineno=lineno)
 
     def diagnosis(self, kind: str, severity: str, *, title: str, summary: str, what: str, why: str,
                   where: str, lines: Sequence[Optional[int]] = (), names: Sequence[str] = (),
                   tensors: Sequence[TensorFact] = (), fix: Optional[Fix] = None) -> Diagnosis:
         """A Diagnosis carrying this run's error, source and versions."""
         shown = tuple(sl for sl in (self.line(n) for n in lines) if sl is not None)
-        return Diagnosis(
+        d = Diagnosis(
             kind=kind, severity=severity, title=title, summary=summary, what=what, why=why, where=where,
             source=self.record.source, lines=shown, names=tuple(names), tensors=tuple(tensors),
             error_type=self.error_type, error_message=self.error_message if self.exception else None,
-            fix=fix, versions=self.record.versions, language=self.language)
+            fix=fix, versions=self.record.versions, language=self.language, cell=self.record.cell)
+        return from_view(d, self.record) if self.elsewhere else d
 
 
 def dotted_names(line: str) -> List[str]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ..cell import enclosing_statement, indent_of, node_span, segment, split_lines
+from ..cell import cell_tree, enclosing_statement, indent_of, node_span, segment, split_lines
 from ..facts import fact_for as _fact_for
 from ..model import TensorFact, TextEdit
 from ..names import attribute_without_code
@@ -334,3 +334,19 @@ def device_variables(ctx: RuleContext) -> List[Tuple[str, Any]]:
     found = [(name, value) for name, value in ctx.names.objects()
              if "." not in name and DEVICE_VARIABLE.fullmatch(name)]
     return sorted(found, key=lambda item: (item[0] not in ("device", "dev"), len(item[0])))
+
+
+def names_an_argument(ctx: Any, node: ast.AST, lineno: Optional[int]) -> bool:
+    """In a view from another cell (rules/elsewhere.py): whether `node` reads a parameter of the function the
+    line is in, or a loop variable there (`for x in xs`) -- its value comes from the caller, whose line is
+    where a fix belongs."""
+    if not getattr(ctx, "elsewhere", False) or lineno is None:
+        return False
+    function = function_around(cell_tree(ctx.record.source), lineno)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    a = function.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+    params |= {n.id for loop in ast.walk(function) if isinstance(loop, (ast.For, ast.comprehension))
+               for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))

@@ -13,7 +13,7 @@ from ... import catalog
 from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
-from ..kit import dotted, fact_for, lookup
+from ..kit import dotted, fact_for, lookup, names_an_argument
 from ..registry import rule
 from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
 from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
@@ -44,9 +44,11 @@ def _numpy_diagnosis(ctx: RuleContext, kind: str, key: str, found: List[Conversi
     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
     "Can't call numpy() on Variable that requires grad. Use var.detach().numpy() instead. (older releases)",
 ), fix="`.detach()` before `.numpy()` (or on the tensor given to `np.array` / a plotting call)")
-def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Diagnosis:
+def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnosis]:
     """`.numpy()` (or `np.array`) on a tensor that autograd is still tracking."""
     on_line, found = refused_conversions(ctx, lambda t: t.requires_grad)
+    if any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
+        return None  # NB: a helper's parameter: the caller's tensor is the one to detach
     why = [ctx.say("conversions.grad.why")]
     fix = detach_fix(ctx, found) if found else None
     if fix is None:
@@ -86,13 +88,15 @@ def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Diagnosis:
     "bool value of Tensor with more than one value is ambiguous (older releases)",
 ), fix="`if (t > 0).all():` / `while (loss > tol).any():` / `assert torch.equal(a, b)` for a comparison "
        "the line tests")
-def bool_ambiguous(ctx: RuleContext, err: Ambiguous) -> Diagnosis:
+def bool_ambiguous(ctx: RuleContext, err: Ambiguous) -> Optional[Diagnosis]:
     """A tensor of several values used where Python needs one True or False (`if t > 0:`, `assert a == b`)."""
     empty = err.empty
     lineno = ctx.record.error_lineno
     stmt, exprs = statement_exprs(ctx, lineno)
     on_line = converted_on_the_line(ctx)
     site = pinned_site(bool_sites(ctx, stmt, exprs), empty) if on_line else None
+    if ctx.elsewhere and (site is None or names_an_argument(ctx, site.node, lineno)):
+        return None  # NB: a test of a helper's parameter: which test the caller meant is the caller's to say
     name = dotted(site.node) if site is not None else None
     why = [ctx.say("conversions.bool.why_empty" if empty else "conversions.bool.why", name=name or "t")]
     fix = None

@@ -1,0 +1,157 @@
+"""Where the code that ran came from: notebook cells (`In [k]`) and the user's own files, by compiled name.
+
+A traceback, anomaly mode's forward trace and the op tracker all give (filename, line) pairs. This room
+tells which of them are the user's own code -- any cell IPython ran (it keeps each cell's compiled name and
+number), the user's own `.py` files -- and which are libraries (torch, the standard library, anything
+installed, grad_magic itself), and hands back each cell's text as the user typed it.
+
+Torch-free; reads IPython's compile cache and input history, never the notebook file.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import site
+import sysconfig
+from dataclasses import dataclass
+from types import FrameType, TracebackType
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+_IPYTHON_7_NAME = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")  # IPython 7 (Colab): `<ipython-input-5-…>`
+MAX_FRAMES = 8  # user frames kept per recorded event, innermost first
+
+
+@dataclass(frozen=True)
+class Site:
+    """One line of the user's code that ran."""
+
+    filename: str
+    lineno: int
+    function: str = "<module>"  # the code's qualified name: `Block.forward`, `train`, `<module>`
+    cell: Optional[int] = None  # In [k] when the code is a notebook cell's
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A user frame of a traceback: where, and the frame's variables (the names rules look up there)."""
+
+    site: Site
+    local_names: Optional[Mapping[str, Any]] = None
+
+
+def _library_roots() -> Tuple[str, ...]:
+    paths = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    try:
+        paths.update(site.getsitepackages())
+        paths.add(site.getusersitepackages())
+    except AttributeError:  # pragma: no cover - virtualenv's old site module
+        pass
+    paths.add(os.path.dirname(os.path.abspath(__file__)))  # grad_magic itself, wherever it is installed
+    return tuple(sorted(os.path.join(os.path.realpath(p), "") for p in paths if p))
+
+
+_LIBRARIES = _library_roots()
+
+
+class Sources:
+    """The user's code by compiled name: which names are the user's, their cell numbers and text.
+
+    `shell`: the IPython shell (its compile cache and input history), or None outside IPython; `current`:
+    the running cell's compiled name, number and text as typed (a `%%gradcheck` cell).
+    """
+
+    def __init__(self, shell: Any = None, current: Optional[Tuple[str, Optional[int], str]] = None) -> None:
+        self._shell = shell
+        self._current = current
+        self._user: Dict[str, bool] = {}
+        self._names: Mapping[str, int] = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+
+    @property
+    def current_filename(self) -> Optional[str]:
+        return self._current[0] if self._current else None
+
+    def cell_number(self, filename: str) -> Optional[int]:
+        if self._current and filename == self._current[0]:
+            return self._current[1]
+        number = self._names.get(filename)
+        if number is None:
+            match = _IPYTHON_7_NAME.fullmatch(filename)
+            number = int(match.group(1)) if match else None
+        return number
+
+    def is_user(self, filename: str) -> bool:
+        """Cells and the user's own files; not libraries, not `<frozen …>` or `<string>` code."""
+        known = self._user.get(filename)
+        if known is None:
+            known = self._user[filename] = self._is_user(filename)
+        return known
+
+    def _is_user(self, filename: str) -> bool:
+        if self._current and filename == self._current[0] or self.cell_number(filename) is not None:
+            return True
+        if filename.startswith("<") or not filename.endswith(".py"):
+            return False
+        return not os.path.realpath(filename).startswith(_LIBRARIES)
+
+    def text(self, filename: str) -> str:
+        """The cell as the user typed it (IPython's input history), else the file's text."""
+        if self._current and filename == self._current[0]:
+            return self._current[2]
+        number = self.cell_number(filename)
+        typed = _typed_cell(self._shell, number) if number is not None else None
+        compiled = "".join(linecache.getlines(filename))
+        if typed is not None and _same_lines(typed, compiled):
+            return typed
+        return compiled
+
+    def site(self, code: Any, lineno: int) -> Site:
+        filename = code.co_filename
+        return Site(filename, lineno, getattr(code, "co_qualname", code.co_name), self.cell_number(filename))
+
+    def stack(self, frame: Optional[FrameType], filename: Optional[str]) -> Tuple[Optional[int], Tuple[Tuple[str, int], ...]]:
+        """From `frame` outwards: the innermost line run in `filename` (the running cell), and (filename,
+        line) of the innermost user frames (at most MAX_FRAMES), innermost first."""
+        found: List[Tuple[str, int]] = []
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name == filename:
+                if len(found) < MAX_FRAMES:
+                    found.append((name, frame.f_lineno))
+                return frame.f_lineno, tuple(found)
+            if len(found) < MAX_FRAMES and self.is_user(name):
+                found.append((name, frame.f_lineno))
+            frame = frame.f_back
+        return None, tuple(found)
+
+    def frames(self, tb: Optional[TracebackType]) -> Tuple[Frame, ...]:
+        """The user frames of a traceback, outermost first, each with its variables."""
+        return tuple(Frame(self.site(t.tb_frame.f_code, t.tb_lineno), t.tb_frame.f_locals)
+                     for t in _entries(tb) if self.is_user(t.tb_frame.f_code.co_filename))
+
+
+def _entries(tb: Optional[TracebackType]) -> Iterator[TracebackType]:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _typed_cell(shell: Any, number: int) -> Optional[str]:
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if not history or not 0 < number < len(history):
+        return None
+    return history[number]
+
+
+def _same_lines(typed: str, compiled: str) -> bool:
+    """Whether the cell as typed has the lines the compiled code numbers (IPython's transforms keep lines:
+    a `%magic` line becomes one `get_ipython()` line); else edits on the typed text would miss."""
+    a, b = typed.rstrip("\n").split("\n"), compiled.rstrip("\n").split("\n")
+    if len(a) != len(b):
+        return False
+    return all(x == y or x.lstrip().startswith(("%", "!")) or y.strip() == "" for x, y in zip(a, b))
+
+
+def plain_sources(filename: Optional[str], source: str) -> Sources:
+    """Outside IPython: the block's own file is the "cell"."""
+    return Sources(None, (filename, None, source) if filename else None)

@@ -1,0 +1,169 @@
+"""The real-notebook corpus (tests/notebooks): each notebook rebuilt from a public report, run through a real
+kernel; what grad_magic said, held against what the case expects.
+
+A case's `grad_magic_case` metadata names the report (`source`), the expected `kind`, whether it is `silent`,
+the `culprit` (the cell In [k] -- code cells run once each, in order -- the line as the editor numbers it,
+the function) and a reference `fix` (the full fixed text of each cell it changes; [] when no certain fix
+exists). `evaluate` runs the notebook as it is, with grad_magic's proposed fix, and with the reference fix.
+
+Used by tests/test_notebooks.py and scripts/corpus_report.py.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import nbformat
+from nbclient import NotebookClient
+
+MIME = "application/vnd.grad-magic.diagnosis+json"
+NOTEBOOKS = Path(__file__).parent / "notebooks"
+TIMEOUT = 120  # seconds per cell
+WORKERS = 2  # kernels at once
+
+
+@dataclass
+class Run:
+    """One execution of a notebook: the error outputs (cell index, ename) and the cards shown."""
+
+    errors: List[Tuple[int, str]]
+    cards: List[Dict[str, Any]]
+
+
+@dataclass
+class Outcome:
+    path: Path
+    case: Dict[str, Any]
+    original: Run
+    proposed: Optional[Run] = None  # the notebook with grad_magic's fix applied, when it proposed one
+    reference: Optional[Run] = None  # the notebook with the case's own fix applied
+    card: Optional[Dict[str, Any]] = field(default=None)  # the card of the expected kind (else the first)
+
+    @property
+    def kind_right(self) -> bool:
+        return self.card is not None and self.card["kind"] == self.case["kind"]
+
+    @property
+    def culprit_named(self) -> bool:
+        want = self.case["culprit"]
+        return self.kind_right and any(ln.get("cell") == want["cell"] and ln["lineno"] == want["line"]
+                                       for ln in self.card["lines"])
+
+    @property
+    def fixable(self) -> bool:
+        return bool(self.case.get("fix"))
+
+    @property
+    def fix_proposed(self) -> bool:
+        return self.kind_right and self.card.get("fix") is not None
+
+    @property
+    def earlier_cell(self) -> bool:
+        return self.case["culprit"]["cell"] != self.last_cell
+
+    @property
+    def last_cell(self) -> int:
+        return len(code_cells(nbformat.read(self.path, as_version=4)))
+
+
+def cases() -> List[Path]:
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def code_cells(nb: Any) -> List[Any]:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def execute(nb: Any) -> Run:
+    nb = copy.deepcopy(nb)
+    for c in code_cells(nb):
+        c.outputs, c.execution_count = [], None
+    env_path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(NOTEBOOKS)}})
+    old = os.environ.get("PATH")
+    os.environ["PATH"] = env_path  # NB: the kernel is this interpreter's (`python3` on its PATH)
+    try:
+        client.execute()
+    finally:
+        if old is not None:
+            os.environ["PATH"] = old
+    errors, cards = [], []
+    for i, c in enumerate(code_cells(nb)):
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "error":
+                errors.append((i + 1, o["ename"]))
+            elif o.get("output_type") == "display_data" and MIME in o.get("data", {}):
+                cards.append(o["data"][MIME])
+    return Run(errors, cards)
+
+
+def with_cells(nb: Any, changes: List[Tuple[Any, str]]) -> Any:
+    """The notebook with some code cells' text replaced: (In [k] or "this" for the %%gradcheck cell, text)."""
+    nb = copy.deepcopy(nb)
+    cells = code_cells(nb)
+    for target, source in changes:
+        cells[(len(cells) if target == "this" else target) - 1].source = source
+    return nb
+
+
+def proposed_changes(card: Dict[str, Any]) -> List[Tuple[Any, str]]:
+    found = []
+    for c in card["fix"]["cells"]:
+        target = c["target"]
+        if target != "this" and "execution_count" not in target:
+            raise AssertionError(f"a fix of a file, not a cell: {target}")
+        found.append(("this" if target == "this" else target["execution_count"], c["source"]))
+    return found
+
+
+def evaluate(path: Path) -> Outcome:
+    nb = nbformat.read(path, as_version=4)
+    case = nb.metadata["grad_magic_case"]
+    original = execute(nb)
+    card = next((c for c in original.cards if c["kind"] == case["kind"]), None) or \
+        (original.cards[0] if original.cards else None)
+    outcome = Outcome(path, case, original, card=card)
+    if card is not None and card.get("fix") is not None:
+        outcome.proposed = execute(with_cells(nb, proposed_changes(card)))
+    if case.get("fix"):
+        outcome.reference = execute(with_cells(nb, [(f["cell"], f["source"]) for f in case["fix"]]))
+    return outcome
+
+
+def runs_clean(run: Optional[Run], kind: str) -> bool:
+    """No error in any cell, no card of `kind`."""
+    return run is not None and not run.errors and all(c["kind"] != kind for c in run.cards)
+
+
+def evaluate_all(paths: List[Path]) -> Dict[Path, Outcome]:
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return dict(zip(paths, pool.map(evaluate, paths)))
+
+
+@dataclass(frozen=True)
+class Figures:
+    cases: int
+    earlier: int
+    silent: int
+    kind_right: int
+    culprit_named: int
+    fixable: int
+    fix_proposed: int  # among the fixable cases
+    fixes_clean: int  # among all proposed fixes
+    fixes: int
+
+    @staticmethod
+    def of(outcomes: List[Outcome]) -> "Figures":
+        fixable = [o for o in outcomes if o.fixable]
+        proposed = [o for o in outcomes if o.fix_proposed]
+        return Figures(
+            len(outcomes), sum(o.earlier_cell for o in outcomes), sum(bool(o.case.get("silent")) for o in outcomes),
+            sum(o.kind_right for o in outcomes), sum(o.culprit_named for o in outcomes), len(fixable),
+            sum(o.fix_proposed for o in fixable),
+            sum(runs_clean(o.proposed, o.case["kind"]) for o in proposed), len(proposed))

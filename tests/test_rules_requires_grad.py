@@ -9,6 +9,7 @@ from grad_magic.edits import apply_edits
 from grad_magic.rules.requires_grad.fix import leaf_edits
 from grad_magic.rules.requires_grad.message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 from cards import card, diagnosis
+from earlier_cells import card_of, fix_runs_clean, lines_of
 
 # -- message variants --
 
@@ -199,3 +200,28 @@ def test_integer_tensor_from_numpy_gets_no_fix(shell):
     d = card(shell, "%%gradcheck\nimport numpy as np\nimport torch\nt = torch.from_numpy(np.arange(3))\n"
                     "t.requires_grad_()\n", "integer-requires-grad", raises=RuntimeError, no_notes=True)
     assert d.fix is None and "int64" in d.title
+
+
+# -- earlier cells --
+
+MASKED_CORE = ("import torch\nimport torch.nn as nn\n\n\nclass Core(nn.Module):\n"
+               "    def __init__(self, mask):\n        super().__init__()\n        self.mask = nn.Parameter(mask)\n"
+               "        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n"
+               "        return self.fc(x).masked_fill(self.mask == 0, -1e4)\n")
+
+
+def test_an_integer_mask_kept_as_a_parameter_stays_data(shell):
+    cells = [MASKED_CORE, "mask = torch.tensor([1, 0, 1])\n",
+             "%%gradcheck\ncore = Core(mask)\nloss = core(torch.randn(2, 4)).logsumexp(1).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "integer-requires-grad", raises=RuntimeError)
+    assert (1, 8) in lines_of(d) and d.lines[0].function == "Core.__init__"
+    assert "compares, masks or indexes with `self.mask`" in d.why
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "self.mask = nn.Parameter(mask, requires_grad=False)" in fixed_cells[0]
+
+
+def test_an_integer_parameter_used_as_a_weight_is_not_kept_as_data(shell):
+    cells = [MASKED_CORE.replace("masked_fill(self.mask == 0, -1e4)", "mul(self.mask)"),
+             "mask = torch.tensor([1, 0, 1])\n", "%%gradcheck\ncore = Core(mask)\n"]
+    d = card_of(shell, cells, "integer-requires-grad", raises=RuntimeError)
+    assert (1, 8) in lines_of(d) and d.fix is None

@@ -314,4 +314,20 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "create {name} as {dtype} (line {lineno})",
         "zh": "以 {dtype} 类型创建 {name}（第 {lineno} 行）",
     },
+    "int_rg.summary_constant": {
+        "en": "Only floating-point and complex tensors can have gradients: keep {name} as data that asks for none.",
+        "zh": "只有浮点和复数张量才能有梯度：把 {name} 作为不要求梯度的数据保留。",
+    },
+    "int_rg.why_constant": {
+        "en": "The class only compares, masks or indexes with `{attr}`: it holds data, not a weight to train.",
+        "zh": "这个类对 `{attr}` 只做比较、掩码或索引：它存放的是数据，而不是要训练的权重。",
+    },
+    "int_rg.why_fix_constant": {
+        "en": "Keep it as it is and ask for no gradient: `requires_grad=False` on the `nn.Parameter`.",
+        "zh": "保持其数值不变、不要求梯度即可：在 `nn.Parameter` 中加上 `requires_grad=False`。",
+    },
+    "int_rg.fix_constant": {
+        "en": "keep {name} as a parameter that is not trained: `requires_grad=False` (line {lineno})",
+        "zh": "把 {name} 保留为不训练的参数：加上 `requires_grad=False`（第 {lineno} 行）",
+    },
 }

@@ -23,7 +23,7 @@ from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, OUTSIDE, BackwardSite, Cause, 
                       short_cut)
 from .culprit_integer import integer_tensor
 from .culprit_trace import Tracer
-from .fix import cut_fix, float_fix, leaf_fix, no_grad_fix
+from .fix import cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix
 from .message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 
 KIND = "missing-requires-grad"
@@ -205,12 +205,17 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
             not any(k.arg == "dtype" for k in call.keywords):
         why.append(ctx.say("int_rg.why_literal", call=callee_name(call)))
     fix = float_fix(ctx, call, subject) if call is not None else None
-    why.append(ctx.say("int_rg.why_fix" if fix is not None else "int_rg.why_no_fix",
+    if found.constant is not None:
+        fix = frozen_parameter_fix(ctx, found.constant, subject)
+        why.append(ctx.say("int_rg.why_constant", name=subject, attr=found.attr))
+    why.append(ctx.say("int_rg.why_fix" if fix is not None and found.constant is None else
+                       "int_rg.why_fix_constant" if fix is not None else "int_rg.why_no_fix",
                        default=dtype_name(torch.get_default_dtype())))
     facts = [f for f in [fact_for(name, found.tensor)] if f is not None] if name and found.tensor is not None else []
     return ctx.diagnosis(
         INT_KIND, ERROR, title=ctx.say("int_rg.title", name=subject, dtype=dtype),
-        summary=ctx.say("int_rg.summary", name=subject, dtype=dtype),
+        summary=ctx.say("int_rg.summary_constant" if found.constant is not None else "int_rg.summary",
+                        name=subject, dtype=dtype),
         what=ctx.say("int_rg.what", lineno=lineno, name=subject, dtype=dtype),
         why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
         lines=sorted({n for n in (getattr(call, "lineno", None), lineno) if n}), names=[name] if name else [],

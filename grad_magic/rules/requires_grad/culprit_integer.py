@@ -26,6 +26,10 @@ class IntegerTensor:
     name: str  # its name in the cell ("" when unnamed)
     tensor: Any  # the live tensor, when the name holds one
     dtype: Optional[str]  # its dtype: the live tensor's, else the one the creating call gives
+    # `self.mask = nn.Parameter(mask)` of a tensor made elsewhere, whose class only compares, masks or indexes
+    # with `self.mask`: integer data kept as a parameter, never trained (its fix: `requires_grad=False`)
+    constant: Optional[ast.Call] = None
+    attr: str = ""  # `self.mask`, when `constant`
 
 
 def integer_tensor(ctx: RuleContext) -> IntegerTensor:
@@ -36,7 +40,36 @@ def integer_tensor(ctx: RuleContext) -> IntegerTensor:
     found = _creation(ctx, tree, stmt, aliases) if stmt is not None else None
     call, name, obj = found if found is not None else (None, "", None)
     dtype = dtype_name(obj.dtype) if isinstance(obj, torch.Tensor) else literal_dtype(call)
-    return IntegerTensor(call, name, obj, dtype)
+    constant = constant_parameter(tree, stmt) if call is None and stmt is not None else None
+    attr = (dotted(stmt.targets[0]) or "") if constant is not None else ""  # type: ignore[union-attr]
+    return IntegerTensor(call, name, obj, dtype, constant, attr)
+
+
+def constant_parameter(tree: ast.Module, stmt: ast.stmt) -> Optional[ast.Call]:
+    """The `nn.Parameter(x)` of `self.<attr> = nn.Parameter(x)` (no requires_grad given) when every other use
+    of `self.<attr>` in the class is a comparison, a mask or an index: data, not a weight."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+            and callee_name(stmt.value) == "Parameter" and len(stmt.value.args) == 1 and not stmt.value.keywords):
+        return None
+    attr = dotted(stmt.targets[0]) or ""
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= stmt.lineno <= (
+        n.end_lineno or n.lineno)), None)
+    if not attr.startswith("self.") or attr.count(".") != 1 or cls is None:
+        return None
+    parents = {id(c): p for p in ast.walk(cls) for c in ast.iter_child_nodes(p)}
+    uses = [n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+            and dotted(n) == attr]
+    return stmt.value if uses and all(_as_data(n, parents.get(id(n))) for n in uses) else None
+
+
+def _as_data(node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """`self.mask == 0`, `x.masked_fill(self.mask, v)`, `x[self.mask]`: the value is not differentiated."""
+    if isinstance(parent, ast.Compare):
+        return True
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return True
+    return isinstance(parent, ast.Call) and callee_name(parent) in ("masked_fill", "masked_fill_", "where",
+                                                                     "masked_select") and parent.args[:1] == [node]
 
 
 def _creation(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, aliases: Set[str]

@@ -208,6 +208,14 @@ def float_fix(ctx: RuleContext, call: ast.Call, subject: str) -> Optional[Fix]:
     return make_fix(src, edits, ctx.say("int_rg.fix", lineno=call.lineno, dtype=dtype, name=subject))
 
 
+def frozen_parameter_fix(ctx: RuleContext, call: ast.Call, subject: str) -> Optional[Fix]:
+    """`nn.Parameter(mask)` -> `nn.Parameter(mask, requires_grad=False)`: integer data kept, never trained."""
+    src = ctx.record.source
+    _, end = node_span(src, call.args[-1])
+    return make_fix(src, [TextEdit(end, end, ", requires_grad=False")],
+                    ctx.say("int_rg.fix_constant", lineno=call.lineno, name=subject))
+
+
 def _dtype_edits(src: str, call: ast.Call, dtype: str) -> List[TextEdit]:
     """`dtype=...` added before `requires_grad=` when the call has one, else after its last argument."""
     args = call.args + [k.value for k in call.keywords]

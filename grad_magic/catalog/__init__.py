@@ -13,8 +13,8 @@ from typing import Dict, Iterable
 
 from .. import state
 
-FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading",
-            "backward", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory")
+FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
+            "backward_across", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:
@@ -58,7 +58,7 @@ def listing(items: Iterable[str], language: str = "", most: int = 0) -> str:
 
 # A line number in a sentence, and how it says which cell the line is in (`place`: `In [3]`, `model.py`).
 _LINE_REFERENCE = {
-    "en": (re.compile(r"\blines? \d+(?:(?:, | and )\d+)*(?: of (?:the|this) cell)?"),
+    "en": (re.compile(r"\blines? \d+(?:[-–]\d+)?(?:(?:, | and )\d+(?:[-–]\d+)?)*(?: of (?:the|this) cell)?"),
            lambda m, place: re.sub(r" of (?:the|this) cell$", "", m.group(0)) + f" of {place}"),
     "zh": (re.compile(r"(?:单元格)?第 \d+ 行"), lambda m, place: f"{place} " + m.group(0).replace("单元格", "")),
 }

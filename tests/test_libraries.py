@@ -1,0 +1,120 @@
+"""Real training libraries (transformers, lightning, accelerate): the card points into the user's code, not
+into the library, and no silent rule fires on a library's own healthy loop. Dev/test dependencies only: the
+package never imports them (tests/test_packaging.py checks what it imports)."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import grad_magic
+from gm_shell import run
+
+pytestmark = pytest.mark.slow  # NB: importing transformers and lightning alone takes seconds
+
+transformers = pytest.importorskip("transformers", reason="needs transformers (requirements-dev.txt)")
+lightning = pytest.importorskip("lightning", reason="needs lightning (requirements-dev.txt)")
+accelerate = pytest.importorskip("accelerate", reason="needs accelerate (requirements-dev.txt)")
+
+TINY_BERT = """\
+import torch
+from transformers import BertConfig, BertForSequenceClassification
+config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                    intermediate_size=64, max_position_embeddings=64, num_labels=3)
+torch.manual_seed(0)
+model = BertForSequenceClassification(config)
+batch = {"input_ids": torch.randint(0, 100, (4, 12)), "attention_mask": torch.ones(4, 12, dtype=torch.long)}
+"""
+
+LIT_MODULE = """\
+import torch, lightning as L
+from torch.utils.data import DataLoader, TensorDataset
+
+class Lit(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Sigmoid(), torch.nn.Linear(16, 2))
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        h = self.net[1](self.net[0](x))
+        h += 1.0{bug}
+        logits = self.net[2](h)
+        return torch.nn.functional.cross_entropy(logits, y)
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+data = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=8)
+"""
+TRAINER = ("%%gradcheck\ntrainer = L.Trainer(fast_dev_run=True, accelerator='cpu', logger=False,\n"
+           "                    enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)\n"
+           "trainer.fit(Lit(), data)\n")
+
+
+@pytest.fixture(autouse=True)
+def quiet_libraries():
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _lines(d):
+    return [(sl.cell, sl.lineno, sl.function, sl.elsewhere) for sl in d.lines]
+
+
+def test_transformers_frozen_model_is_explained_at_the_users_lines_not_inside_bert(shell):
+    run(shell, TINY_BERT)
+    run(shell, "for p in model.parameters():\n    p.requires_grad = False\n")
+    result = run(shell, "%%gradcheck\nlabels = torch.tensor([0, 1, 2, 1])\n"
+                        "loss = model(**batch, labels=labels).loss\nloss.backward()\n")
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "missing-requires-grad", d.kind
+    assert any(not sl.elsewhere and sl.lineno == 4 for sl in d.lines), _lines(d)
+    assert all("site-packages" not in sl.file for sl in d.lines), _lines(d)
+
+
+def test_transformers_healthy_training_steps_get_no_card(shell):
+    run(shell, TINY_BERT)
+    result = run(shell, "%%gradcheck\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\nmodel.train()\n"
+                        "labels = torch.tensor([0, 1, 2, 1])\nfor _ in range(3):\n"
+                        "    loss = model(**batch, labels=labels).loss\n    loss.backward()\n"
+                        "    opt.step()\n    opt.zero_grad()\n")
+    assert result.error_in_exec is None
+    assert grad_magic.last_diagnoses() == []
+
+
+def test_transformers_float_labels_make_a_shape_message_and_the_card_names_the_users_line(shell):
+    run(shell, TINY_BERT)
+    result = run(shell, "%%gradcheck\nlabels = torch.tensor([0., 1., 2., 1.])\n"
+                        "loss = model(**batch, labels=labels).loss\n")
+    assert isinstance(result.error_in_exec, ValueError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert "Target size" in d.error_message
+    assert any(not sl.elsewhere and sl.lineno == 3 for sl in d.lines), _lines(d)
+
+
+def test_lightning_inplace_error_in_training_step_points_into_the_module(shell):
+    run(shell, LIT_MODULE.format(bug=""))
+    result = run(shell, TRAINER)
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "saved-tensor-modified-in-place", d.kind
+    cell = next(sl.cell for sl in d.lines if sl.elsewhere)
+    assert (cell, 11, "Lit.training_step") in [(sl.cell, sl.lineno, sl.function) for sl in d.lines], _lines(d)
+    assert "SGD.step" not in d.where and "SGD.step" not in d.why
+
+
+def test_lightning_healthy_fit_gets_no_silent_card(shell):
+    run(shell, LIT_MODULE.format(bug="").replace("        h += 1.0\n", ""))
+    result = run(shell, TRAINER)
+    assert result.error_in_exec is None, result.error_in_exec
+    assert [d.kind for d in grad_magic.last_diagnoses()] == []
+
+
+def test_accelerate_healthy_loop_gets_no_card(shell):
+    run(shell, "import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator(cpu=True)\n"
+               "model = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+               "model, opt = accelerator.prepare(model, opt)\n")
+    result = run(shell, "%%gradcheck\nfor _ in range(3):\n    loss = model(torch.randn(8, 4)).pow(2).mean()\n"
+                        "    accelerator.backward(loss)\n    opt.step()\n    opt.zero_grad()\n")
+    assert result.error_in_exec is None, result.error_in_exec
+    assert [d.kind for d in grad_magic.last_diagnoses()] == []

@@ -26,6 +26,18 @@ TOUR = [
     new_code_cell("%%gradcheck\na = torch.randn(2, 3)\nb = torch.randn(2, 3, device='meta')\n"
                   "torch.cat([a, b])", metadata=FAILS),
     new_code_cell("%gradfix"),
+    new_markdown_cell("## The bug is in an earlier cell\nReal notebooks define the model in one cell and train in "
+                      "another. The card follows the error into the method where it happened (`In [k], line L, in "
+                      "Net.forward`), shows that cell, and fixes *that* cell: the JupyterLab extension's **Apply to "
+                      "In [k]** replaces it (and offers to re-run it and this cell); elsewhere, insert or copy the "
+                      "fixed copy, run it, then re-run the training cell."),
+    new_code_cell("import torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                  "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+                  "        bias = torch.zeros(x.shape[0], 2)  # made on the CPU, whatever device x is on\n"
+                  "        return torch.cat([self.fc(x), bias], dim=1)"),
+    new_code_cell("%%gradcheck --no-nan-check\ndevice = torch.device('meta')  # a stand-in for 'cuda'\n"
+                  "net = Net().to(device)\nx = torch.randn(8, 4, device=device)\nout = net(x)", metadata=FAILS),
+    new_code_cell("%gradfix"),
     new_markdown_cell("## A silent bug\nNo exception, but the optimizer steps on gradients that were never "
                       "zeroed: a warning card, and the cell is not marked failed."),
     new_code_cell("%%gradcheck\nmodel = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"

@@ -9,6 +9,7 @@ import torch
 import grad_magic
 from grad_magic.rules.numerics import NAN_OUTPUT, parse_nan_error
 from cards import card
+from earlier_cells import card_of, fix_runs_clean, fixed, lines_of
 from gm_shell import run
 
 
@@ -85,11 +86,28 @@ def test_two_square_roots_on_the_line_get_no_fix(shell):
     assert line is None and "line 4" in d.what
 
 
-def test_forward_in_a_function_of_an_earlier_cell_points_at_the_call(shell):
-    run(shell, "import torch\ndef root(t):\n    return torch.sqrt(t)\n")
-    cell = "%%gradcheck\nx = torch.zeros(3, requires_grad=True)\ny = root(x)\n(y * 0).sum().backward()\n"
-    d, line = _fixed_line(shell, cell, 3)
-    assert line is None and "line 3" in d.what
+def test_forward_in_a_function_of_an_earlier_cell_is_fixed_there(shell):
+    cells = ["import torch\ndef root(t):\n    return torch.sqrt(t)\n",
+             "%%gradcheck\nx = torch.zeros(3, requires_grad=True)\ny = root(x)\n(y * 0).sum().backward()\n"]
+    d = card_of(shell, cells, "nan-in-backward", raises=RuntimeError)
+    assert (1, 3) in lines_of(d) and (2, 4) in lines_of(d) and d.lines[0].function == "root"
+    assert "line 3 of In [1]" in d.what and "line 4" in d.what
+    assert fixed(cells, d)[0] == "import torch\ndef root(t):\n    return torch.sqrt(t + 1e-8)"
+
+
+def test_a_triplet_loss_helper_gets_its_epsilon_in_the_distance_helper(shell):
+    cells = ["import torch\nimport torch.nn.functional as F\n",
+             "def pairwise(e):\n    d = e.unsqueeze(1) - e.unsqueeze(0)\n    return torch.sqrt((d ** 2).sum(-1))\n\n\n"
+             "def triplet(labels, e, margin=0.3):\n    dist = pairwise(e)\n"
+             "    same = labels.unsqueeze(0) == labels.unsqueeze(1)\n"
+             "    pos = (dist * same.float()).max(1).values\n    neg = (dist + 9 * same.float()).min(1).values\n"
+             "    return F.relu(pos - neg + margin).mean()\n",
+             "net = torch.nn.Linear(6, 3)\nlabels = torch.arange(2).repeat_interleave(3)\n",
+             "%%gradcheck\nfor step in range(2):\n    loss = triplet(labels, net(torch.randn(6, 6)))\n"
+             "    loss.backward()\n"]
+    d = card_of(shell, cells, "nan-in-backward", raises=RuntimeError)
+    assert (2, 3) in lines_of(d) and d.lines[0].function == "pairwise"
+    assert "torch.sqrt((d ** 2).sum(-1) + 1e-8)" in fix_runs_clean(shell, cells, d)[1]
 
 
 def test_without_the_nan_check_nothing_is_diagnosed(shell):

@@ -20,6 +20,16 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {backward} 行的 backward() 经过第 {lineno} 行的运算时，算出的梯度是 NaN。如果没有这项"
               "检查，NaN 会进入 .grad，下一次优化器 step 就会把权重变成 NaN。",
     },
+    "numerics.nan.what_op": {
+        "en": "The gradient of the op on line {lineno} came out as NaN.",
+        "zh": "第 {lineno} 行的运算算出的梯度是 NaN。",
+    },
+    "numerics.nan.what_backward": {
+        "en": "backward() on line {backward} ran through it; without the check, the NaN would have reached "
+              ".grad and the next optimizer step would have turned the weights into NaN.",
+        "zh": "当时第 {backward} 行的 backward() 正经过它；如果没有这项检查，NaN 会进入 .grad，下一次优化器 "
+              "step 就会把权重变成 NaN。",
+    },
     "numerics.nan.what_no_line": {
         "en": "The gradient computed by `{function}` came out as NaN while backward() on line {backward} ran. "
               "Without the check, the NaN would have reached .grad and then the weights.",

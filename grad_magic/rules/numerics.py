@@ -2,8 +2,8 @@
 
 A small family in one module, in the four seams' order: the message (torch's text -> `NanError`), the culprit
 (the anomaly warning torch emits just before the error -- "Error detected in SqrtBackward0. Traceback of
-forward call that caused the error: ... File "<cell>", line N" -- gives the forward op's cell line; an exp
-that fed a division), the fix (an epsilon or a clamp at that op, only when the line holds exactly one clear
+forward call that caused the error: ... File "<cell>", line N" -- gives the forward op's line, in this cell
+or in a helper of an earlier cell, where the card then points and fixes; an exp that fed a division), the fix (an epsilon or a clamp at that op, only when the line holds exactly one clear
 call of it: `torch.sqrt(x)`, `torch.log(p)`, `a / b`) and the card (catalog keys `numerics.*`). Never reads
 tensor data.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .. import catalog
 from ..cell import assignments_to, cell_tree, enclosing_statement, node_span
@@ -20,6 +20,7 @@ from ..edits import make_fix
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
 from .kit import ATOMS, parenthesised, text_of
+from .places import view_on, with_lines
 from .registry import rule
 
 KIND = "nan-in-backward"
@@ -59,14 +60,17 @@ DETECTED = re.compile(r"Error detected in (?P<fn>[A-Za-z_][A-Za-z0-9_]{0,200})\.
 FRAME = re.compile(r'File "(?P<file>[^"\n]{1,4096})", line (?P<line>\d{1,9})')
 
 
-def forward_line(ctx: RuleContext, function: str) -> Optional[int]:
-    """The cell line of the forward call, from anomaly mode's warning (the innermost frame in the cell)."""
+def forward_site(ctx: RuleContext, function: str) -> Optional[Tuple[str, int]]:
+    """(file, line) of the forward call, from anomaly mode's warning: the innermost frame of the user's own
+    code (this cell, a helper in an earlier cell, the user's file)."""
+    sources = ctx.record.sources
     for w in reversed(ctx.record.warnings):
         m = DETECTED.search(w.message)
         if m is None or m["fn"] != function:
             continue
-        lines = [int(f["line"]) for f in FRAME.finditer(w.message) if f["file"] == ctx.record.filename]
-        return lines[-1] if lines else None
+        frames = [(f["file"], int(f["line"])) for f in FRAME.finditer(w.message)]
+        mine = [f for f in frames if f[0] == ctx.record.filename or sources is not None and sources.is_user(f[0])]
+        return mine[-1] if mine else None
     return None
 
 
@@ -168,23 +172,31 @@ def _plain_sum_ok(node: ast.AST) -> bool:
        "`torch.log(p.clamp_min(1e-8))`, `a / (b + 1e-8)`), when that op is one clear call")
 def nan_in_backward(ctx: RuleContext, err: NanError) -> Diagnosis:
     """A backward function returned NaN: the forward op is undefined or infinite at its input."""
-    op_line = forward_line(ctx, err.function)
-    exp_line = exp_before_division(ctx, err, op_line)
-    fix = epsilon_fix(ctx, err, op_line) if op_line and exp_line is None else None
-    why = [ctx.say("numerics.nan.why", function=err.function),
-           ctx.say(f"numerics.nan.cause.{'exp' if exp_line else err.op or 'other'}")]
+    site = forward_site(ctx, err.function)
+    # NB: the op may be in a helper of an earlier cell: the card is worded and fixed there (a view on that cell)
+    at = ctx if site is None or site[0] == ctx.record.filename else view_on(ctx, *site)
+    op_line = site[1] if site is not None and at is not None else None
+    at = at or ctx
+    exp_line = exp_before_division(at, err, op_line)
+    fix = epsilon_fix(at, err, op_line) if op_line and exp_line is None else None
+    why = [at.say("numerics.nan.why", function=err.function),
+           at.say(f"numerics.nan.cause.{'exp' if exp_line else err.op or 'other'}")]
     if fix is None:
-        why.append(ctx.say("numerics.nan.why_no_line" if not op_line else "numerics.nan.why_no_fix_exp"
-                           if exp_line else "numerics.nan.why_no_fix", lineno=exp_line))
+        why.append(at.say("numerics.nan.why_no_line" if not op_line else "numerics.nan.why_no_fix_exp"
+                          if exp_line else "numerics.nan.why_no_fix", lineno=exp_line))
     backward_line = ctx.record.error_lineno
-    return ctx.diagnosis(
-        KIND, ERROR, title=ctx.say("numerics.nan.title", function=err.function),
-        summary=ctx.say("numerics.nan.summary", function=err.function, output=err.output),
-        what=ctx.say("numerics.nan.what" if op_line else "numerics.nan.what_no_line", function=err.function,
-                     lineno=op_line or "?", backward=backward_line or "?"),
-        why=catalog.sentences(why, ctx.language), where=ctx.where(op_line or backward_line),
-        lines=sorted({n for n in (exp_line, op_line, backward_line) if n}), names=_line_names(ctx, op_line),
-        tensors=ctx.facts_on_line(op_line) if op_line else (), fix=fix)
+    here = at is ctx
+    what = ctx.say("numerics.nan.what" if op_line else "numerics.nan.what_no_line", function=err.function,
+                   lineno=op_line or "?", backward=backward_line or "?") if here else catalog.sentences(
+        [at.say("numerics.nan.what_op", lineno=op_line), ctx.say("numerics.nan.what_backward",
+                                                                 backward=backward_line or "?")], ctx.language)
+    d = at.diagnosis(
+        KIND, ERROR, title=at.say("numerics.nan.title", function=err.function),
+        summary=at.say("numerics.nan.summary", function=err.function, output=err.output), what=what,
+        why=catalog.sentences(why, ctx.language), where=at.where(op_line or backward_line),
+        lines=sorted({n for n in (exp_line, op_line, backward_line if here else None) if n}),
+        names=_line_names(at, op_line), tensors=at.facts_on_line(op_line) if op_line else (), fix=fix)
+    return d if here else with_lines(d, ctx, [backward_line])
 
 
 def _line_names(ctx: RuleContext, lineno: Optional[int]) -> List[str]:

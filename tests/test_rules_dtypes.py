@@ -14,6 +14,7 @@ from grad_magic.engine import diagnose
 from grad_magic.rules.dtypes.message import (MISMATCH, DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch,
                                              parse_target_dtype, torch_dtype)
 from cards import diagnosis, record_of
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from gm_shell import run
 
 
@@ -250,3 +251,44 @@ def test_chinese_card(shell, monkeypatch):
     d = grad_magic.last_diagnosis()
     assert d.kind == "dtype-mismatch" and d.language == "zh"
     assert "第 5 行" in d.what and "numpy" in d.why and "第 4 行" in d.fix.description
+
+
+# -- earlier cells: a Dataset's __getitem__, a global of an earlier cell --
+
+DATASET = ("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+           "class Patches(Dataset):\n    def __init__(self, n):\n"
+           "        self.images = np.random.default_rng(0).integers(0, 256, size=(n, 4), dtype=np.uint8)\n"
+           "        self.labels = np.array([i % 3 for i in range(n)], dtype=np.float64)\n\n"
+           "    def __len__(self):\n        return len(self.images)\n\n"
+           "    def __getitem__(self, i):\n        img = torch.from_numpy(self.images[i] / 255.)\n"
+           "        return img.flatten(), self.labels[i]\n")
+SETUP = "loader = DataLoader(Patches(8), batch_size=4)\nhead = torch.nn.Linear(4, 3)\n"
+
+
+def test_a_float64_batch_is_made_float32_in_the_datasets_getitem(shell):
+    cells = [DATASET, SETUP, "%%gradcheck\nfor x, y in loader:\n    out = head(x)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 15) in lines_of(d) and (3, 3) in lines_of(d) and d.lines[0].function == "Patches.__getitem__"
+    assert "line 15 of In [1]" in d.why and "`Patches.__getitem__`" in d.why
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "img = torch.from_numpy(self.images[i] / 255.).float()" in fixed_cells[0]
+
+
+def test_float64_labels_are_made_int64_where_the_dataset_makes_them(shell):
+    cells = [DATASET.replace("/ 255.)", "/ 255.).float()"), SETUP,
+             "def train(loader):\n    for i, (x, y) in enumerate(loader):\n"
+             "        loss = torch.nn.functional.cross_entropy(head(x), y)\n",
+             "%%gradcheck\ntrain(loader)\n"]
+    d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
+    assert (1, 9) in lines_of(d) and (3, 3) in lines_of(d) and (4, 2) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "dtype=np.int64)" in fixed_cells[0].splitlines()[8]
+
+
+def test_a_label_filled_with_an_int_of_an_earlier_cell_names_it(shell):
+    cells = ["import torch\nreal_label = 1\n",
+             "%%gradcheck\nout = torch.sigmoid(torch.randn(4, requires_grad=True))\n"
+             "label = torch.full((4,), real_label)\nloss = torch.nn.BCELoss()(out, label)\n"]
+    d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
+    assert (1, 2) in lines_of(d) and (2, 3) in lines_of(d) and "`real_label` is the int 1 (line 2 of In [1])" in d.why
+    fix_runs_clean(shell, cells, d)

@@ -39,6 +39,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "tensors.",
         "zh": "`{name}` 来自第 {lineno} 行的循环（`{code}`）：它遍历的数据里是 {dtype} 张量。",
     },
+    "dtypes.made.loader": {
+        "en": "`{name}` comes from the loop on line {lineno} over `{loader}`, which batches what "
+              "`{getitem}` returns.",
+        "zh": "`{name}` 来自第 {lineno} 行对 `{loader}` 的循环，它把 `{getitem}` 返回的数据拼成批次。",
+    },
+    "dtypes.made.int_fill": {
+        "en": "`{name}` is the int {value} (line {lineno}), so the tensor filled with it is int64.",
+        "zh": "`{name}` 是整数 {value}（第 {lineno} 行），因此用它填充的张量是 int64。",
+    },
     "dtypes.made.other": {
         "en": "`{name}` ({dtype}) was last assigned on line {lineno} (`{code}`).",
         "zh": "`{name}`（{dtype}）最后一次赋值是在第 {lineno} 行（`{code}`）。",

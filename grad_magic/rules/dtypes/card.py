@@ -7,7 +7,8 @@ through ctx.say and catalog.sentences.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -15,9 +16,11 @@ from ... import catalog
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import text_of
+from ..places import with_lines
 from ..registry import rule
 from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, facts, failing_statement, loss_on,
                       met_by, names_of, odd_operand, operands)
+from .culprit_beyond import IntFill, LoaderOrigin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
 from .fix import dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
@@ -36,6 +39,48 @@ def why_made(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str) 
     if origin.name != name:
         return catalog.sentences([ctx.say("dtypes.alias", name=name, alias=origin.name), made], ctx.language)
     return made
+
+
+@dataclass(frozen=True)
+class Beyond:
+    """The origin's part in another cell: the view on it, its lines, whether the fix is there, what it says."""
+
+    at: RuleContext
+    lines: Sequence[int]
+    fix_there: bool
+    said: Sequence[str]
+
+
+def beyond(ctx: RuleContext, tree: Optional[ast.Module], names: Sequence[str], origin: Optional[Origin],
+           want: str, dtype: str) -> Tuple[Optional[Beyond], Optional[Fix]]:
+    """Where the origin continues outside the cell (a DataLoader's Dataset, a global of an earlier cell), and
+    the fix there when it has a spot."""
+    lineno = ctx.record.error_lineno
+    through = loader_origin(ctx, tree, names, lineno, want) if tree is not None and origin is not None and \
+        origin.how == "loop" else None
+    if through is not None:
+        made = through.origin
+        fix = dtype_fix(through.at, made, None, want, made.name) if made.spot is not None else None
+        said = [ctx.say("dtypes.made.loader", name=names[0], lineno=through.loop.lineno, loader=through.loader,
+                        getitem=through.getitem), why_made(through.at, made, made.name, dtype)]
+        return Beyond(through.at, [made.stmt.lineno], fix is not None, said), fix
+    fill = int_fill(ctx, origin) if want != "int64" else None
+    if fill is not None:
+        said = [fill.at.say("dtypes.made.int_fill", name=fill.name, value=fill.value, lineno=fill.stmt.lineno)]
+        return Beyond(fill.at, [fill.stmt.lineno], False, said), None
+    return None, None
+
+
+def placed(ctx: RuleContext, far: Optional[Beyond], lines: Sequence[Optional[int]], **fields: Any) -> Diagnosis:
+    """The card in the cell where its fix is (the failing cell's lines added when that is another), with the
+    lines of both cells."""
+    shown = sorted({n for n in lines if n})
+    if far is None:
+        return ctx.diagnosis(lines=shown, **fields)
+    if far.fix_there:
+        fields["where"] = far.at.where(far.lines[0])
+        return with_lines(far.at.diagnosis(lines=far.lines, **fields), ctx, shown)
+    return with_lines(ctx.diagnosis(lines=shown, **fields), far.at, far.lines)
 
 
 # -- target-dtype --
@@ -58,12 +103,14 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
     origin = find_origin(ctx, tree, names, ctx.record.error_lineno, err.want) if tree is not None and names \
         else None
-    fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
-    return _target_card(ctx, err, loss, names, origin, fix)
+    far, fix = beyond(ctx, tree, names, origin, err.want, err.found or "?") if names else (None, None)
+    if fix is None:
+        fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
+    return _target_card(ctx, err, loss, names, origin, fix, far)
 
 
 def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],
-                 origin: Optional[Origin], fix: Optional[Fix]) -> Diagnosis:
+                 origin: Optional[Origin], fix: Optional[Fix], far: Optional[Beyond]) -> Diagnosis:
     lineno = ctx.record.error_lineno
     name = names[0] if names else ""
     found = err.found or "?"
@@ -73,15 +120,24 @@ def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLo
         loss.call.target is not None else ctx.say("dtypes.the_target")
     why = [ctx.say(f"dtypes.target.why.{family}", loss=loss_text, found=found, want=err.want)]
     if name:
-        why.append(why_made(ctx, origin, name, found))
-    return ctx.diagnosis(
-        TARGET_KIND, ERROR, title=ctx.say(f"dtypes.target.title.{family}", loss=loss_text, found=found),
+        why += _made_said(ctx, origin, name, found, far)
+    return placed(
+        ctx, far, [origin.stmt.lineno if origin else None, lineno], kind=TARGET_KIND, severity=ERROR,
+        title=ctx.say(f"dtypes.target.title.{family}", loss=loss_text, found=found),
         summary=ctx.say(f"dtypes.target.summary.{family}"),
         what=ctx.say("dtypes.target.what", loss=loss_text, target=target, found=found, want=err.want,
                      lineno=lineno or "?"),
         why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
-        lines=sorted({n for n in (origin.stmt.lineno if origin else None, lineno) if n}),
         names=[name] if name else [], tensors=facts(ctx, names[:1]), fix=fix)
+
+
+def _made_said(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str, far: Optional[Beyond]
+               ) -> List[str]:  # NB: beyond() words its own part with the tensor's dtype
+    """Where the tensor was made: in this cell, and on beyond it."""
+    if far is None:
+        return [why_made(ctx, origin, name, dtype)]
+    said = list(far.said)
+    return said if origin is not None and origin.how == "loop" else [why_made(ctx, origin, name, dtype), *said]
 
 
 def _loss_text(ctx: RuleContext, loss: DtypeLoss) -> str:
@@ -113,8 +169,11 @@ def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Diagnosis:
         return _unnamed_card(ctx, err, seen, backward)
     names = [odd.name, *ctx.names.names_for(odd.obj)]
     origin = find_origin(ctx, tree, names, ctx.record.error_lineno, WANT) if tree is not None else None
-    fix = dtype_fix(ctx, origin, odd.node if isinstance(odd.obj, torch.Tensor) else None, WANT, odd.name)
-    return _named_card(ctx, err, stmt, seen, odd, origin, fix)
+    far, fix = beyond(ctx, tree, names, origin, WANT, odd.dtype) if isinstance(odd.obj, torch.Tensor) else \
+        (None, None)
+    if fix is None:
+        fix = dtype_fix(ctx, origin, odd.node if isinstance(odd.obj, torch.Tensor) else None, WANT, odd.name)
+    return _named_card(ctx, err, stmt, seen, odd, origin, fix, far)
 
 
 def _unnamed_card(ctx: RuleContext, err: DtypeMismatchError, seen: Sequence[Operand], backward: bool) -> Diagnosis:
@@ -134,7 +193,7 @@ def _unnamed_card(ctx: RuleContext, err: DtypeMismatchError, seen: Sequence[Oper
 
 
 def _named_card(ctx: RuleContext, err: DtypeMismatchError, stmt: Optional[ast.stmt], seen: Sequence[Operand],
-                odd: Operand, origin: Optional[Origin], fix: Optional[Fix]) -> Diagnosis:
+                odd: Operand, origin: Optional[Origin], fix: Optional[Fix], far: Optional[Beyond]) -> Diagnosis:
     lineno = ctx.record.error_lineno
     tensors = facts(ctx, [o.name for o in seen])
     near = met_by(stmt, seen, odd.node)
@@ -143,19 +202,19 @@ def _named_card(ctx: RuleContext, err: DtypeMismatchError, stmt: Optional[ast.st
         or sep.join(operand(f) for f in tensors if f.name != odd.name and f.dtype != odd.dtype) \
         or ctx.say("dtypes.the_weights")
     key = "int" if err.int_logits else "float"
-    why = [ctx.say(f"dtypes.mismatch.why.{key}"), why_made(ctx, origin, odd.name, odd.dtype)]
+    why = [ctx.say(f"dtypes.mismatch.why.{key}"), *_made_said(ctx, origin, odd.name, odd.dtype, far)]
     if isinstance(odd.obj, torch.Tensor) and odd.dtype == "float64" and \
-            (origin is None or origin.how not in SAID_NUMPY):
+            (origin is None or origin.how not in SAID_NUMPY) and far is None:
         why.append(ctx.say("dtypes.mismatch.numpy_note"))
     tensors = [f for f in tensors if f.name == odd.name] + [f for f in tensors if f.name != odd.name]
-    return ctx.diagnosis(
-        MISMATCH_KIND, ERROR, title=ctx.say(f"dtypes.mismatch.title.{key}", name=odd.name, dtype=odd.dtype),
+    return placed(
+        ctx, far, [origin.stmt.lineno if origin else None, lineno], kind=MISMATCH_KIND, severity=ERROR,
+        title=ctx.say(f"dtypes.mismatch.title.{key}", name=odd.name, dtype=odd.dtype),
         summary=ctx.say("dtypes.mismatch.summary"),
         what=ctx.say(f"dtypes.mismatch.what.{key}", name=odd.name, dtype=odd.dtype, others=others,
                      lineno=lineno or "?", code=_code(ctx, lineno)),
-        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
-        lines=sorted({n for n in (origin.stmt.lineno if origin else None, lineno) if n}),
-        names=[odd.name], tensors=tensors[:4], fix=fix)
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), names=[odd.name], tensors=tensors[:4],
+        fix=fix)
 
 
 def _code(ctx: RuleContext, lineno: Optional[int]) -> str:

@@ -89,7 +89,8 @@ def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str) -> Origin:
             continue
         dtype_kw = next((k for k in node.keywords if k.arg == "dtype"), None)
         if dtype_kw is not None and dtype_literal(dtype_kw.value) not in (None, want):
-            return Origin(name, stmt, "cast", dtype_kw.value, "dtype")
+            return Origin(name, stmt, "cast", dtype_kw.value, "numpy_dtype" if _numpy_spelling(
+                ctx, dtype_kw.value) else "dtype")
         if callee_name(node) == "from_numpy" and node is value:
             return Origin(name, stmt, "numpy", node, "suffix")
         if callee_name(node) in ("tensor", "as_tensor") and dtype_kw is None and node.args and node is value \
@@ -138,6 +139,14 @@ def cast_of(stmt: ast.Expr, name: str) -> bool:
     v = stmt.value
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
         and v.func.value.id == name and (v.func.attr in CASTS or v.func.attr in ("to", "type"))
+
+
+def _numpy_spelling(ctx: RuleContext, node: ast.AST) -> bool:
+    """`np.float64` (numpy's module as the cell names it) or a dtype as a string: not torch's way."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    np = sys.modules.get("numpy")
+    return isinstance(node, ast.Attribute) and np is not None and lookup(ctx, node.value) is np
 
 
 def _is_array(obj: object) -> bool:

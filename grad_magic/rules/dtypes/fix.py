@@ -18,6 +18,7 @@ from .culprit_origin import Origin
 
 WRITTEN = {"float32": "torch.float32", "int64": "torch.long", "float64": "torch.float64"}
 METHOD = {"float32": "float", "int64": "long", "float64": "double"}
+NUMPY = {"float32": "float32", "int64": "int64", "float64": "float64"}
 
 
 def dtype_fix(ctx: RuleContext, origin: Optional[Origin], use: Optional[ast.AST], want: str,
@@ -45,6 +46,10 @@ def edit_where_made(source: str, origin: Origin, want: str) -> TextEdit:
         return TextEdit(end - len(spot.func.attr) - 2, end, f"{METHOD[want]}()")
     if origin.edit == "dtype":
         return TextEdit(start, end, WRITTEN[want])
+    if origin.edit == "numpy_dtype":  # NB: `np.float64` -> `np.int64`, `"float64"` -> `"int64"`
+        if isinstance(spot, ast.Attribute):
+            return TextEdit(end - len(spot.attr), end, NUMPY[want])
+        return TextEdit(start, end, f'"{NUMPY[want]}"')
     if origin.edit == "suffix":
         return TextEdit(end, end, f".{METHOD[want]}()")
     last = max([*spot.args, *spot.keywords], key=lambda a: (a.end_lineno, a.end_col_offset))

@@ -5,7 +5,9 @@ For each case: the text card and the fixed cell are compared with `golden/<kind>
 from the same run record, with `golden/<kind>/<name>.card.zh.txt`; the fixed cell is run
 in a fresh namespace under %%gradcheck and must neither fail nor be diagnosed as `<kind>` again; and
 it may differ from the original only on the lines its edits touch.
-An optional `<name>.setup.py` beside a case runs first (plain, unchecked) before the case and its fix.
+An optional `<name>.setup.py` beside a case runs first (plain, unchecked, as In [1]) before the case and its
+fix; a fix that changes that earlier cell is compared with `golden/<kind>/<name>.fixed.setup.py`, and the fixed
+setup runs before the case.
 Regenerate the golden files with GRAD_MAGIC_REGEN=1.
 """
 from __future__ import annotations
@@ -35,11 +37,11 @@ def normalise(card: str) -> str:
     return re.sub(r"0x[0-9a-f]{6,}", "0x…", card)
 
 
-def run_case(shell, case: Path, source: str):
+def run_case(shell, case: Path, source: str, setup_source: str = ""):
     setup = case.with_name(case.stem + ".setup.py")
     shell.reset(new_session=True)
-    if setup.exists():
-        assert run(shell, setup.read_text()).success, "the case's setup failed"
+    if setup_source or setup.exists():
+        assert run(shell, setup_source or setup.read_text()).success, "the case's setup failed"
     return run(shell, source)
 
 
@@ -85,6 +87,13 @@ def also_in_chinese(monkeypatch) -> list:
     return chinese
 
 
+def fixed_setup(case: Path, d):
+    """The fixed copy of the case's setup cell (In [1]), when the fix changes it; no other cell may change."""
+    assert all(c.cell == 1 for c in d.fix.elsewhere), [c.cell for c in d.fix.elsewhere]
+    assert not d.fix.elsewhere or case.with_name(case.stem + ".setup.py").exists()
+    return d.fix.elsewhere[0] if d.fix.elsewhere else None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
 def test_case(shell, case, monkeypatch):
@@ -105,9 +114,14 @@ def test_case(shell, case, monkeypatch):
         check_golden(golden / f"{case.stem}.nofix", "no fix proposed\n")
         return
     assert not (golden / f"{case.stem}.nofix").exists(), "no fix was expected"
-    check_golden(golden / f"{case.stem}.fixed.py", d.fix.source)
-    assert d.fix.source.startswith("%%gradcheck")
-    assert changed_lines(source, d.fix.source) <= edited_lines(source, d.fix.edits)
-    fixed_run = run_case(shell, case, d.fix.source)
+    setup_fix = fixed_setup(case, d)
+    if setup_fix is not None:
+        check_golden(golden / f"{case.stem}.fixed.setup.py", setup_fix.source)
+        assert changed_lines(setup_fix.original, setup_fix.source) <= edited_lines(setup_fix.original, setup_fix.edits)
+    if d.fix.source or setup_fix is None:
+        check_golden(golden / f"{case.stem}.fixed.py", d.fix.source)
+        assert d.fix.source.startswith("%%gradcheck")
+        assert changed_lines(source, d.fix.source) <= edited_lines(source, d.fix.edits)
+    fixed_run = run_case(shell, case, d.fix.source or source, setup_fix.source if setup_fix else "")
     assert fixed_run.success, f"the fixed cell failed: {fixed_run.error_in_exec!r}"
     assert kind not in [x.kind for x in grad_magic.last_diagnoses()]

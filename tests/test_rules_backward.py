@@ -10,6 +10,7 @@ import torch
 
 import grad_magic
 from cards import diagnosis
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from grad_magic.rules.backward.message import INFERENCE, NON_SCALAR, OUT, OUT_OP, TWICE
 from gm_shell import run
 
@@ -230,3 +231,156 @@ def test_a_module_from_an_earlier_cell_gets_no_clone(shell, monkeypatch):
     d = grad_magic.last_diagnosis()
     assert d.kind == "inference-tensor-backward" and "`net` was built under" in d.title
     assert d.fix is None and "the parameters of `net`" in d.what
+
+
+# -- across cells: the backward() in a helper, the culprit where the state, graph or decorator lives --
+
+IMPORTS = "import torch\nimport torch.nn as nn\ntorch.manual_seed(0)\n"
+
+
+def test_a_state_carried_by_the_callers_loop_is_detached_in_that_loop(shell):
+    cells = [IMPORTS, "rnn = nn.GRU(3, 4, batch_first=True)\nhead = nn.Linear(4, 1)\n"
+             "opt = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.1)\n\n"
+             "def train_step(x, y, h):\n    out, h = rnn(x, h)\n    loss = ((head(out[:, -1]) - y) ** 2).mean()\n"
+             "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    return loss.item(), h\n",
+             "%%gradcheck\nh = torch.zeros(1, 2, 4)\nfor step in range(3):\n    x, y = torch.randn(2, 5, 3), "
+             "torch.randn(2, 1)\n    loss, h = train_step(x, y, h)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(3, 3), (3, 5), (2, 9)] and "`h`" in d.title
+    assert "In [2], line 9, in train_step" in d.what
+    assert fix_runs_clean(shell, cells, d)[2].splitlines()[3] == "    h = h.detach()"
+
+
+def test_a_state_a_module_keeps_is_detached_in_its_forward(shell):
+    cells = [IMPORTS, "class LM(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.lstm = nn.LSTM(3, 4, batch_first=True)\n        self.head = nn.Linear(4, 3)\n"
+             "        self.hidden = None\n\n    def forward(self, x):\n"
+             "        out, self.hidden = self.lstm(x, self.hidden)\n        return self.head(out)\n",
+             "model = LM()\nopt = torch.optim.Adam(model.parameters())\n\ndef train(model, batches):\n"
+             "    for x, y in batches:\n        opt.zero_grad()\n        loss = ((model(x) - y) ** 2).mean()\n"
+             "        loss.backward()\n        opt.step()\n",
+             "%%gradcheck\nbatches = [(torch.randn(2, 5, 3), torch.randn(2, 5, 3)) for _ in range(3)]\n"
+             "train(model, batches)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert (2, 9) in lines_of(d) and (3, 8) in lines_of(d) and "`self.hidden`" in d.title
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert fixed_cells[1].splitlines()[8] == \
+        "        self.hidden = tuple(t.detach() for t in self.hidden) if self.hidden is not None else None"
+    assert fixed_cells[2:] == cells[2:]
+
+
+def test_a_loss_passed_to_a_helpers_loop_is_explained_at_the_caller_without_fix(shell):
+    cells = [IMPORTS, "def fit(loss, opt, steps):\n    for _ in range(steps):\n        opt.zero_grad()\n"
+             "        loss.backward()\n        opt.step()\n",
+             "%%gradcheck\nnet = nn.Linear(3, 1)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+             "loss = ((net(torch.randn(8, 3)) - torch.randn(8, 1)) ** 2).mean()\nfit(loss, opt, 5)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(3, 4), (3, 5), (2, 4)] and d.fix is None
+    assert "`fit`" in d.title and "compute it inside the loop" in d.why
+
+
+def test_a_graph_built_before_a_helpers_loop_is_moved_into_it(shell):
+    cells = [IMPORTS, "net = nn.Linear(3, 1)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+             "x, y = torch.randn(8, 3), torch.randn(8, 1)\n\ndef fit(steps):\n    pred = net(x)\n"
+             "    loss = ((pred - y) ** 2).mean()\n    for _ in range(steps):\n        opt.zero_grad()\n"
+             "        loss.backward()\n        opt.step()\n", "%%gradcheck\nfit(5)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert (2, 6) in lines_of(d) and (2, 10) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[6:8] == ["        pred = net(x)",
+                                                                   "        loss = ((pred - y) ** 2).mean()"]
+
+
+def test_a_recurrent_state_left_by_an_earlier_cell_is_detached_before_its_first_use(shell):
+    cells = [IMPORTS + "rnn = nn.LSTM(3, 4)\n",
+             "h, c = torch.zeros(1, 2, 4), torch.zeros(1, 2, 4)\nout, (h, c) = rnn(torch.randn(5, 2, 3), (h, c))\n"
+             "out.sum().backward()\n",
+             "%%gradcheck\nout, (h, c) = rnn(torch.randn(5, 2, 3), (h, c))\nloss = out.pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(3, 2), (3, 4)] and "`c` and `h`" in d.title
+    assert fix_runs_clean(shell, cells, d)[2].splitlines()[1] == "c, h = c.detach(), h.detach()"
+
+
+def test_a_forward_pass_left_by_an_earlier_cell_is_explained_in_words(shell):
+    cells = [IMPORTS + "emb = nn.Embedding(5, 3)\nvectors = emb(torch.tensor([1, 2]))\n",
+             "vectors.sum().backward()\n", "%%gradcheck\nloss = vectors.pow(2).sum()\nloss.backward()\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert (3, 2) in lines_of(d) and d.fix is None and "`vectors`" in d.title  # NB: detach would train nothing
+
+
+def test_a_gan_discriminator_loss_gets_the_fake_batch_detached(shell):
+    cells = [IMPORTS + "G, D = nn.Linear(2, 4), nn.Linear(4, 1)\n"
+             "optG, optD = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())\n",
+             "def gan_step(real):\n    fake = G(torch.randn(8, 2))\n    d_loss = D(real).mean() - D(fake).mean()\n"
+             "    optD.zero_grad()\n    d_loss.backward()\n    optD.step()\n    g_loss = -D(fake).mean()\n"
+             "    optG.zero_grad()\n    g_loss.backward()\n    optG.step()\n",
+             "%%gradcheck\nfor _ in range(2):\n    gan_step(torch.randn(8, 4))\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert {(2, 3), (2, 5), (2, 9)} <= set(lines_of(d))
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[2] == "    d_loss = D(real).mean() - D(fake.detach()).mean()"
+
+
+def test_a_shared_tensor_behind_the_stepped_optimizers_parameters_is_not_detached(shell):
+    cells = [IMPORTS + "net = nn.Linear(2, 2)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n",
+             "%%gradcheck\nout = net(torch.randn(4, 2))\nfirst = out.sum()\nfirst.backward()\nopt.step()\n"
+             "second = out.pow(2).sum()\nsecond.backward()\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert d.fix is None and "optimizer step" in d.why
+
+
+def test_each_loss_of_a_list_backpropagated_in_a_helper_becomes_one_backward_of_their_sum(shell):
+    cells = [IMPORTS, "net = nn.Linear(4, 4)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n\n"
+             "def train_step(x):\n    h = net(x)\n    losses = [h.pow(2).mean(), h.abs().mean()]\n"
+             "    opt.zero_grad()\n    for loss in losses:\n        loss.backward()\n    opt.step()\n"
+             "    return [loss.item() for loss in losses]\n",
+             "%%gradcheck\nfor _ in range(2):\n    train_step(torch.randn(3, 4))\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert (2, 8) in lines_of(d) and (2, 9) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[7] == "    sum(losses).backward()"
+
+
+def test_each_loss_whose_variable_is_read_after_the_loop_gets_no_fix(shell):
+    cells = [IMPORTS + "w = torch.ones(3, requires_grad=True)\n",
+             "%%gradcheck\nh = w * 2\nlosses = [h.sum(), h.pow(2).sum()]\nfor loss in losses:\n    loss.backward()\n"
+             "print(loss.item())\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert d.fix is None and "`losses`" in d.title
+
+
+def test_a_non_scalar_loss_in_a_helper_is_reduced_there(shell):
+    cells = [IMPORTS + "net = nn.Linear(3, 2)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n",
+             "def train_step(x, y):\n    opt.zero_grad()\n    loss = (net(x) - y) ** 2\n    loss.backward()\n"
+             "    opt.step()\n", "%%gradcheck\nfor _ in range(2):\n    train_step(torch.randn(4, 3), torch.randn(4, 2))\n"]
+    d = card_of(shell, cells, "backward-non-scalar", RuntimeError)
+    assert (2, 4) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[3] == "    loss.mean().backward()"
+
+
+def test_an_out_call_in_a_forward_is_fixed_there(shell):
+    cells = [IMPORTS, "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.lin = nn.Linear(3, 3)\n        self.buf = torch.empty(4, 3)\n\n    def forward(self, x):\n"
+             "        torch.add(self.lin(x), x, out=self.buf)\n        return self.buf\n",
+             "%%gradcheck\nb = Block()\nb(torch.randn(4, 3)).sum().backward()\n"]
+    d = card_of(shell, cells, "out-with-grad", RuntimeError)
+    assert (2, 8) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[7] == "        self.buf = torch.add(self.lin(x), x)"
+
+
+def test_a_forward_decorated_with_inference_mode_gets_no_grad_there(shell):
+    cells = [IMPORTS, "class Backbone(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 4)\n\n    @torch.inference_mode()\n    def forward(self, x):\n"
+             "        return self.fc(x)\n",
+             "backbone, head = Backbone(), nn.Linear(4, 1)\nopt = torch.optim.SGD(head.parameters(), lr=0.1)\n\n"
+             "def train_step(x):\n    feats = backbone(x)\n    loss = head(feats).pow(2).mean()\n    opt.zero_grad()\n"
+             "    loss.backward()\n    opt.step()\n", "%%gradcheck\ntrain_step(torch.randn(8, 4))\n"]
+    d = card_of(shell, cells, "inference-tensor-backward", RuntimeError)
+    assert (2, 6) in lines_of(d) and (3, 6) in lines_of(d) and "`Backbone.forward`" in d.why
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[5] == "    @torch.no_grad()"
+
+
+def test_an_inference_tensor_assigned_by_an_earlier_cell_gets_no_grad_there(shell):
+    cells = [IMPORTS + "backbone, head = nn.Linear(4, 4), nn.Linear(4, 1)\nx = torch.randn(8, 4)\n",
+             "with torch.inference_mode():\n    feats = backbone(x)\n",
+             "%%gradcheck\nloss = head(feats).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "inference-tensor-backward", RuntimeError)
+    assert lines_of(d) == [(2, 1), (3, 2)]
+    assert fix_runs_clean(shell, cells, d)[1].splitlines() == ["with torch.no_grad():", "    feats = backbone(x)"]

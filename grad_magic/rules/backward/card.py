@@ -13,10 +13,11 @@ from ... import catalog
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import dotted, one_line
+from ..places import with_lines
 from ..registry import rule
-from .culprit import Refused, Site, named_fact, out_call, reduction, refused_tensor
+from .culprit import Refused, named_fact, out_call, reduction, refused_tensor
 from .culprit_inference import inference_culprit
-from .culprit_twice import twice_cause
+from .culprit_across import Found, twice_found
 from .fix import clone_fix, out_fix, reduce_fix, swap_fix, twice_fix
 from .message import (GraphFreed, InferenceTensor, NonScalar, OutWithGrad, parse_graph_freed,
                       parse_inference_tensor, parse_non_scalar, parse_out_with_grad)
@@ -65,39 +66,60 @@ def _non_scalar_why(ctx: RuleContext, err: NonScalar, refused: Refused, label: s
     "already been freed). … (torch >= 1.9)",
     "Trying to backward through the graph a second time, but the saved intermediate results have already been "
     "freed. (torch 1.0–1.8; 0.4: \"but the buffers have already been freed\")",
-), fix="`h = h.detach()` for a state carried across iterations; the forward pass moved into the loop; "
+), fix="`h = h.detach()` for a state carried across iterations, cells or calls (`self.hidden` in `forward`); the "
+       "forward pass moved into the loop; `sum(losses).backward()`; `D(fake.detach())` in a GAN's first loss; "
        "`retain_graph=True` on the first of two backward() calls")
-def backward_twice(ctx: RuleContext, err: GraphFreed) -> Diagnosis:
+def backward_twice(ctx: RuleContext, err: GraphFreed) -> Optional[Diagnosis]:
     """backward() through a graph whose saved tensors an earlier backward() already freed."""
-    lineno = ctx.record.error_lineno
-    site = Site.find(ctx)
-    expr = one_line(ctx.record.source, site.receiver) if site and site.receiver is not None else ""
+    found = twice_found(ctx)
+    if found is None:
+        return None  # NB: a frame that called this one shows the cause; the engine tries it next
+    cause, bctx, backward = found.cause, found.bctx, found.backward
+    here = cause.view if cause is not None and cause.view is not None else ctx
+    expr = one_line(bctx.record.source, backward.receiver) if backward is not None else ""
     label = f"`{expr}`" if expr else ctx.say("backward.twice.unnamed")
-    cause = twice_cause(ctx, site) if site is not None and site.receiver is not None else None
-    names = [n for n in ([dotted(site.receiver)] if site and site.receiver is not None else []) if n]
-    why = [ctx.say("backward.twice.why")]
-    lines = [lineno]
-    title = ctx.say("backward.twice.title", tensor=label)
-    fix: Optional[Fix] = None
+    names = [n for n in ([dotted(backward.receiver)] if backward is not None else []) if n]
+    lines = [ctx.record.error_lineno] if here is ctx else []
+    title, why, fix = here.say("backward.twice.title", tensor=label), [here.say("backward.twice.why")], None
     if cause is not None:
         # NB: a tuple in a cause's parameters is a list of names, said in the card's language
         params = {k: catalog.listing(v, ctx.language) if isinstance(v, tuple) else v for k, v in cause.params.items()}
-        why.append(ctx.say(cause.key, tensor=label, **params))
-        lines = sorted({*cause.lines, lineno} - {None})
-        names += [n for n in cause.names if n not in names]
-        title = ctx.say(cause.key + "_title", tensor=label, **params)
-        fix = twice_fix(ctx, cause.remedy) if cause.remedy is not None else None
+        why.append(here.say(cause.key, tensor=label, **params))
+        lines = sorted({*cause.lines, *lines} - {None})
+        title = here.say(cause.key + "_title", tensor=label, **params)
+        fix = twice_fix(here, cause.remedy) if cause.remedy is not None else None
     if cause is None:
-        why.append(ctx.say("backward.twice.why_no_fix"))
-    elif fix is None and cause.key != "backward.twice.why_stepped":
-        why.append(ctx.say("backward.twice.why_no_edit"))
-    facts = [f for f in (named_fact(ctx, n) for n in names) if f is not None and f.kind != "module"]
-    code = one_line(ctx.record.source, site.call) if site and site.call else "backward()"
-    return ctx.diagnosis(
+        why.append(here.say("backward.twice.why_no_fix"))
+    elif fix is None and cause.key not in _WORDS_ONLY:
+        why.append(here.say("backward.twice.why_no_edit"))
+    facts = [f for f in (named_fact(bctx, n) for n in names) if f is not None and f.kind != "module"]
+    facts += [f for f in (named_fact(ctx, n) for n in (cause.names if cause else ()) if n not in names)
+              if f is not None and f.kind != "module"]
+    d = here.diagnosis(
         "backward-twice", ERROR, title=title, summary=ctx.say("backward.twice.summary"),
-        what=ctx.say("backward.twice.what", code=code, lineno=lineno or "?", tensor=label),
-        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=lines, names=names,
-        tensors=facts, fix=fix)
+        what=_twice_what(ctx, found, label), why=catalog.sentences(why, ctx.language),
+        where=here.where(lines[0] if here is not ctx else ctx.record.error_lineno), lines=lines,
+        names=names + [n for n in (cause.names if cause else ()) if n not in names], tensors=facts, fix=fix)
+    if backward is not None and bctx is not here:
+        d = with_lines(d, bctx, [bctx.record.error_lineno])
+    return d
+
+
+# NB: causes whose card says in words what to change: no "the cell's text does not allow that edit" after them
+_WORDS_ONLY = ("backward.twice.why_stepped", "backward.twice.why_passed", "backward.twice.why_passed_loop",
+               "backward.twice.why_earlier_graph")
+
+
+def _twice_what(ctx: RuleContext, found: Found, label: str) -> str:
+    """What stopped: the backward() call on this view's line, or the one in the frame it called."""
+    bctx, backward = found.bctx, found.backward
+    if backward is None or backward.call is None:
+        return ctx.say("backward.twice.what", code="backward()", lineno=ctx.record.error_lineno or "?", tensor=label)
+    code = one_line(bctx.record.source, backward.call)
+    if bctx is ctx:
+        return ctx.say("backward.twice.what", code=code, lineno=ctx.record.error_lineno or "?", tensor=label)
+    return catalog.message("backward.twice.what_inner", ctx.language, code=code, tensor=label,
+                           where=bctx.where(bctx.record.error_lineno))
 
 
 @rule("out-with-grad", raises=RuntimeError, parse=parse_out_with_grad, matches=(
@@ -144,19 +166,22 @@ def inference_tensor_backward(ctx: RuleContext, err: InferenceTensor) -> Diagnos
         label = ctx.say("backward.inference.parameters", module=label)
         plain = ctx.say("backward.inference.parameters", module=plain)
     why = [ctx.say("backward.inference.why"), ctx.say("backward.inference.why_" + err.variant, tensor=plain)]
+    here = found.view or ctx  # NB: the cell of the block that made the tensor, when it is another cell
     fix = None
     if block is not None:
-        fix = swap_fix(ctx, block)
-        why.append(ctx.say("backward.inference.why_block", tensor=plain, lineno=block.lineno))
+        fix = swap_fix(here, block)
+        why.append(here.say("backward.inference.why_decorated" if found.maker else "backward.inference.why_block",
+                            tensor=plain, lineno=block.lineno, function=f"`{found.maker}`"))
     elif name and "." not in name and not found.module and found.tree is not None:
         fix = clone_fix(ctx, found.tree, name)
     if fix is None:
         why.append(ctx.say("backward.inference.why_no_fix"))
     facts = [f for f in (named_fact(ctx, name),) if f is not None]
-    lines: List[Optional[int]] = [lineno] + ([block.lineno] if block is not None else [])
-    return ctx.diagnosis(
+    lines: List[Optional[int]] = ([lineno] if here is ctx else []) + ([block.lineno] if block is not None else [])
+    d = here.diagnosis(
         "inference-tensor-backward", ERROR, title=title, summary=ctx.say("backward.inference.summary"),
         what=ctx.say("backward.inference.what_" + err.variant, lineno=lineno or "?", tensor=label,
                      code=" ".join(ctx.record.source_line(lineno).split())),
-        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=sorted(set(lines)),
-        names=[name] if name else [], tensors=facts, fix=fix)
+        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno) if here is ctx else here.where(block.lineno),
+        lines=sorted(set(lines)), names=[name] if name else [], tensors=facts, fix=fix)
+    return d if here is ctx else with_lines(d, ctx, [lineno])

@@ -1,21 +1,24 @@
 """inference-tensor-backward's culprit: which tensor (or module) was made under torch.inference_mode(), and
-the `with` block or decorator of the cell that made it.
+the `with` block or decorator that made it: in the cell, on the `forward` of a module (or a function) the run
+went through, or in the earlier cell that last assigned the tensor.
 
-May touch: the cell's ast, the failing line's names, the NameIndex and the cell's namespace -- of live
-objects, only `is_inference()` of tensors and of a module's parameters and buffers. Never runs user code;
-no wording.
+May touch: the cells' ast, the failing line's names, the NameIndex, the cell's namespace and the traceback's
+frames -- of live objects, only `is_inference()` of tensors and of a module's parameters and buffers, and the
+closure of a decorated function (which context manager wraps it). Never runs user code; no wording.
 """
 from __future__ import annotations
 
 import ast
+import types
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
 from ...cell import cell_tree
 from ..context import RuleContext, dotted_names
 from ..kit import dotted, scope_statements
+from ..places import cells_before, function_place, root, view_on
 from .culprit import names_in
 
 
@@ -28,6 +31,8 @@ class InferenceCulprit:
     block: Optional[ast.AST]  # the `inference_mode()` call of the `with` item or decorator that made it
     alias: Optional[str]  # another name the failing line gives the same object (inside a function)
     module: bool  # a module whose parameters or buffers are inference tensors
+    view: Optional[RuleContext] = None  # the cell of `block`, when it is not the rule's
+    maker: str = ""  # the function `block` decorates, when it is not in the failing line's scope
 
 
 def inference_culprit(ctx: RuleContext) -> InferenceCulprit:
@@ -36,7 +41,82 @@ def inference_culprit(ctx: RuleContext) -> InferenceCulprit:
     name, block = found[0] if found else (None, None)
     alias = next((n for n, _ in found if name and n != name and ctx.names.lookup(n) is _live(ctx, name)), None)
     module = name is not None and isinstance(_live(ctx, name), torch.nn.Module)
-    return InferenceCulprit(tree, name, block, alias, module)
+    view, maker = None, ""
+    if name is not None and block is None and not module:
+        elsewhere = _decorated_maker(ctx, tree) or _earlier_cell_block(ctx, name)
+        if elsewhere is not None:
+            view, block, maker = elsewhere
+            view = None if view.record.filename == ctx.record.filename else view
+    return InferenceCulprit(tree, name, block, alias, module, view, maker)
+
+
+# -- a function or module `forward` decorated with inference_mode, that the run went through --
+
+def _decorated_maker(ctx: RuleContext, tree: Optional[ast.Module]) -> Optional[Tuple[RuleContext, ast.AST, str]]:
+    """The one function decorated with `@torch.inference_mode()` among those the run reached: the functions
+    and modules' `forward`s held by the traceback's frames (in the running cell: by names it reads)."""
+    decorated = {fn.__code__: fn for fn in _reached_functions(ctx, tree) if _inference_decorated(fn)}
+    if len(decorated) != 1:
+        return None
+    fn = next(iter(decorated.values()))
+    place = function_place(ctx, fn)
+    item = next((d for d in getattr(place.node, "decorator_list", ()) if _inference_call(place.ctx, d)), None) \
+        if place is not None else None
+    return (place.ctx, item, fn.__qualname__) if item is not None else None
+
+
+def _reached_functions(ctx: RuleContext, tree: Optional[ast.Module]) -> Iterator[Any]:
+    top = root(ctx)
+    values: List[Any] = []
+    for frame in top.record.frames:
+        if frame.site.filename != top.record.filename:
+            values += list((frame.local_names or {}).values())
+    top_tree = cell_tree(top.record.source)
+    values += [top.names.lookup(n) for n in sorted(names_in(top_tree))] if top_tree is not None else []
+    values += [ctx.names.lookup(n) for n in sorted(names_in(tree))] if tree is not None and ctx.elsewhere else []
+    for value in values:
+        if isinstance(value, torch.nn.Module):
+            for module in list(value.modules())[:500]:
+                yield next((vars(k)["forward"] for k in type(module).__mro__ if "forward" in vars(k)), None)
+        elif isinstance(value, (types.FunctionType, types.MethodType)):
+            yield getattr(value, "__func__", value)
+
+
+def _inference_decorated(fn: Any) -> bool:
+    """`@torch.inference_mode()` on a function: torch wraps it (`__wrapped__`) in a closure that enters a
+    clone of the inference_mode object."""
+    if not isinstance(fn, types.FunctionType) or "__wrapped__" not in fn.__dict__:
+        return False
+    for cell in fn.__closure__ or ():
+        try:
+            owner = getattr(cell.cell_contents, "__self__", None)
+        except ValueError:  # NB: an empty cell
+            continue
+        if isinstance(owner, torch.inference_mode) and owner.__dict__.get("mode", True):
+            return True
+    return False
+
+
+# -- the earlier cell that last assigned a global under inference_mode --
+
+def _earlier_cell_block(ctx: RuleContext, name: str) -> Optional[Tuple[RuleContext, ast.AST, str]]:
+    """The `with torch.inference_mode():` of the newest earlier cell that assigns the global `name`."""
+    top = root(ctx)
+    if "." in name or name not in top.namespace or ctx.names.lookup(name) is not top.namespace[name]:
+        return None
+    for _, filename in cells_before(ctx):
+        tree = cell_tree(top.record.sources.text(filename))
+        bound = [s for s in scope_statements(tree) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                 and name in names_in(s, ast.Store)] if tree is not None else []
+        if not bound:
+            continue
+        view = view_on(ctx, filename, bound[-1].lineno)
+        block = _inference_blocks(view, tree).get(name) if view is not None else None
+        inside = block is not None and any(isinstance(w, (ast.With, ast.AsyncWith)) and block in
+                                           [i.context_expr for i in w.items] and bound[-1] in scope_statements(w)
+                                           for w in ast.walk(tree))
+        return (view, block, "") if inside else None
+    return None
 
 
 def _is_inference(value: Any) -> bool:

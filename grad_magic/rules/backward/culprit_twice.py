@@ -1,93 +1,58 @@
-"""backward-twice's culprits: why a backward() ran into a graph an earlier backward() had freed.
+"""backward-twice's culprits in the view that calls backward(): why it ran into a graph an earlier backward()
+had freed.
 
-Three causes, tried in this order: a state carried across loop iterations (`out, h = rnn(x, h)`), a graph
-built once before the loop and backpropagated in every iteration, and an earlier backward() in the same
-block. Each is a `Cause` (the catalog key that explains it, the lines and names it involves) with the
-`Remedy` the fix applies, when the cell allows one. May touch: the cell's ast and text, the NameIndex (only
-whether a name holds a tensor with a grad_fn, or a tuple or list of them). Never runs user code; no wording.
+Tried in this order: a state carried across loop iterations (`out, h = rnn(x, h)`), each loss of a list
+backpropagated in turn (`for loss in losses: loss.backward()`), a graph built once before the loop and
+backpropagated in every iteration, and an earlier backward() in the same block (with an optimizer step in
+between: a GAN whose first loss reads the generator's output undetached). Each is a `Cause` (causes.py) with
+the `Remedy` the fix applies, when the cell allows one; causes across frames and cells are culprit_across.py's.
+May touch: the cell's ast and text, the NameIndex (only whether a name holds a tensor with a grad_fn, or a
+tuple or list of them; the leaves its graph's nodes reach) and optimizers' param_groups. Never runs user code;
+no wording.
 """
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
 
 from ...cell import assignments_to
 from ..context import RuleContext
-from ..kit import calls_in, dotted, one_line, scope_statements
+from ..kit import calls_in, dotted, function_around, names_an_argument, one_line, optimizer_params, \
+    scope_statements
+from .causes import Cause, Detach, DetachReads, Move, Retain, State, Sum
 from .culprit import Site, alone_on_lines, backward_receiver, names_in
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-@dataclass(frozen=True)
-class State:
-    """A state one iteration hands to the next, to be detached."""
-
-    name: str
-    container: str  # "tuple" or "list" of tensors, "" for a tensor
-    starts_none: bool  # `h = None` before the loop: the first iteration gets no state
-
-
-@dataclass(frozen=True)
-class Detach:
-    """Remedy: `h = h.detach()` as the loop body's first statement."""
-
-    loop: ast.stmt
-    states: Tuple[State, ...]
-
-
-@dataclass(frozen=True)
-class Move:
-    """Remedy: the statements that build the graph moved to the top of the loop body."""
-
-    loop: ast.stmt
-    moved: Tuple[ast.stmt, ...]
-
-
-@dataclass(frozen=True)
-class Retain:
-    """Remedy: `retain_graph=True` on the earlier backward() call."""
-
-    call: ast.Call
-    first: str  # the text of what that call differentiates
-    lineno: int
-
-
-Remedy = Union[Detach, Move, Retain]
-
-
-@dataclass(frozen=True)
-class Cause:
-    key: str  # catalog key of the explanation; key + "_title" is the card's title
-    lines: Tuple[int, ...]
-    names: Tuple[str, ...]
-    params: Mapping[str, Any]
-    remedy: Optional[Remedy] = None
-
-
 def twice_cause(ctx: RuleContext, site: Site) -> Optional[Cause]:
-    path = _path_to(site.tree, site.stmt)
+    path = path_to(site.tree, site.stmt)
     if path is None:
         return None
     loop_at = max((i for i, (owner, _, _) in enumerate(path) if isinstance(owner, _LOOPS)), default=None)
     if loop_at is not None:
         loop = path[loop_at][0]
-        found = _carried_state(ctx, site, loop) or _graph_before_loop(ctx, site, loop, path[loop_at - 1]
-                                                                       if loop_at else None)
+        found = carried_state(ctx, site.tree, site.receiver, loop) or _each_loss(ctx, site, loop) or \
+            _graph_before_loop(ctx, site, loop, path[loop_at - 1] if loop_at else None)
         if found is not None:
             return found
     return _second_backward(ctx, site, path[-1])
+
+
+def in_loop(site: Site) -> bool:
+    """Whether the failing statement is in a loop of its function (or of the cell)."""
+    path = path_to(site.tree, site.stmt)
+    return path is not None and any(isinstance(owner, _LOOPS) for owner, _, _ in path)
 
 
 # A path is [(owner, body, index)]: `owner.body[index]` leads to the failing statement (owner None: the cell).
 PathStep = Tuple[Optional[ast.AST], List[ast.stmt], int]
 
 
-def _path_to(tree: ast.Module, target: ast.stmt) -> Optional[List[PathStep]]:
+def path_to(tree: ast.Module, target: ast.stmt) -> Optional[List[PathStep]]:
     """From the innermost function (or the cell) down to `target`."""
     def walk(owner: Optional[ast.AST], body: List[ast.stmt], trail: List[PathStep]) -> Optional[List[PathStep]]:
         for i, stmt in enumerate(body):
@@ -110,7 +75,7 @@ def _path_to(tree: ast.Module, target: ast.stmt) -> Optional[List[PathStep]]:
     return walk(None, tree.body, [])
 
 
-def _assigns(loop: ast.AST) -> Dict[str, List[ast.stmt]]:
+def assigns(loop: ast.AST) -> Dict[str, List[ast.stmt]]:
     """name -> the statements in the loop body that bind it (nested functions left out)."""
     found: Dict[str, List[ast.stmt]] = {}
     for stmt in scope_statements(loop):
@@ -121,15 +86,16 @@ def _assigns(loop: ast.AST) -> Dict[str, List[ast.stmt]]:
     return found
 
 
-def _has_graph(value: Any) -> bool:
+def has_graph(value: Any) -> bool:
     items = value if isinstance(value, (tuple, list)) else (value,)
     return any(isinstance(t, torch.Tensor) and t.grad_fn is not None for t in items[:8])
 
 
-def _feeds(site: Site, assigned: Dict[str, List[ast.stmt]]) -> Set[str]:
-    """The names the receiver is computed from, inside the loop (itself included)."""
+def feeds(node: Optional[ast.AST], assigned: Dict[str, List[ast.stmt]]) -> Set[str]:
+    """The names `node` (the receiver of backward(), a call's arguments) is computed from, inside the loop
+    (its own names included)."""
     feeds: Set[str] = set()
-    todo = list(names_in(site.receiver))
+    todo = list(names_in(node))
     while todo:
         name = todo.pop()
         if name in feeds:
@@ -142,31 +108,35 @@ def _feeds(site: Site, assigned: Dict[str, List[ast.stmt]]) -> Set[str]:
 
 # -- a state carried across iterations --
 
-def _carried_state(ctx: RuleContext, site: Site, loop: ast.AST) -> Optional[Cause]:
+def carried_state(ctx: RuleContext, tree: ast.Module, read: ast.AST, loop: ast.AST,
+                  key: str = "backward.twice.why_carried") -> Optional[Cause]:
     """A tensor with a graph that one iteration hands to the next (`out, h = rnn(x, h)`) and that feeds the
-    backward: the next backward runs into the previous iteration's freed graph."""
-    assigned = _assigns(loop)
+    backward (`read`: its receiver, or the call that leads to it): the next backward runs into the previous
+    iteration's freed graph."""
+    assigned = assigns(loop)
     carried = []
-    for name in sorted(_feeds(site, assigned) & set(assigned)):
+    for name in sorted(feeds(read, assigned) & set(assigned)):
         first = min(assigned[name], key=lambda s: s.lineno)
         reads = [n for s in scope_statements(loop) for n in ast.walk(getattr(s, "value", s))
                  if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
         early = any(n.lineno < first.lineno for n in reads) or name in names_in(getattr(first, "value", None))
-        if early and _has_graph(ctx.names.lookup(name)):
+        if early and has_graph(ctx.names.lookup(name)):
             carried.append(name)
     if not carried:
         return None
-    states = tuple(_state(ctx, site, loop, n) for n in carried)
+    states = tuple(state_of(ctx, tree, n, loop.lineno) for n in carried)
     made = min(assigned[carried[0]], key=lambda s: s.lineno).lineno
-    return Cause("backward.twice.why_carried", (loop.lineno, made), tuple(carried),
+    return Cause(key, (loop.lineno, made), tuple(carried),
                  {"state": tuple(f"`{n}`" for n in carried), "lineno": made, "loop": loop.lineno},
                  Detach(loop, states))
 
 
-def _state(ctx: RuleContext, site: Site, loop: ast.AST, name: str) -> State:
+def state_of(ctx: RuleContext, tree: ast.Module, name: str, before: int) -> State:
+    """The state `name` as its live value shows it; it starts as None if the cell binds None to it before
+    line `before`."""
     value = ctx.names.lookup(name)
     container = "tuple" if isinstance(value, tuple) else "list" if isinstance(value, list) else ""
-    starts_none = any(_binds_none(s, name) for s in assignments_to(site.tree, name) if s.lineno < loop.lineno)
+    starts_none = any(_binds_none(s, name) for s in assignments_to(tree, name) if s.lineno < before)
     return State(name, container, starts_none)
 
 
@@ -183,15 +153,52 @@ def _binds_none(stmt: ast.stmt, name: str) -> bool:
                for t, v in pairs)
 
 
+# -- each loss of a list backpropagated in turn --
+
+def _each_loss(ctx: RuleContext, site: Site, loop: ast.AST) -> Optional[Cause]:
+    """`for loss in losses: loss.backward()`: the losses of one forward pass share its graph, and the first
+    backward() frees it; one backward() of their sum gives each the same gradient."""
+    target, receiver = getattr(loop, "target", None), site.receiver
+    if not (isinstance(loop, ast.For) and isinstance(target, ast.Name) and isinstance(receiver, ast.Name)
+            and receiver.id == target.id):
+        return None
+    losses = dotted(loop.iter)
+    value = ctx.names.lookup(losses) if losses else None
+    if not (isinstance(value, (tuple, list)) and value and all(isinstance(t, torch.Tensor) for t in value)
+            and has_graph(value)):
+        return None
+    params = {"losses": f"`{losses}`", "loop": loop.lineno, "lineno": site.stmt.lineno}
+    alone = len(loop.body) == 1 and loop.body[0] is site.stmt and isinstance(site.stmt, ast.Expr) and \
+        site.stmt.value is site.call and not site.call.args and not site.call.keywords and not loop.orelse
+    scope = function_around(site.tree, loop.lineno)
+    remedy = Sum(loop, losses) if alone and not _read_after(scope, loop, target.id) else None
+    return Cause("backward.twice.why_each", (loop.lineno, site.stmt.lineno), (losses,), params, remedy)
+
+
+def _read_after(scope: ast.AST, loop: ast.stmt, name: str) -> bool:
+    """Whether code after the loop reads its variable (a comprehension that binds the name again does not)."""
+    def reads(node: ast.AST) -> bool:
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and \
+                any(name in names_in(g.target, ast.Store) for g in node.generators):
+            return False
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            return True
+        return any(reads(child) for child in ast.iter_child_nodes(node))
+
+    end = loop.end_lineno or loop.lineno
+    return any(reads(stmt) for stmt in scope_statements(scope) if stmt.lineno > end and stmt is not loop)
+
+
 # -- a graph built before the loop --
 
 def _graph_before_loop(ctx: RuleContext, site: Site, loop: ast.AST,
                        outer: Optional[PathStep]) -> Optional[Cause]:
     """`loss` (or a tensor it is built on, `emb = C[xs]`) computed once before the loop and backpropagated in
     every iteration: move the statements that built that graph into the loop."""
-    assigned = _assigns(loop)
-    roots = sorted(n for n in _feeds(site, assigned) if n not in assigned and _has_graph(ctx.names.lookup(n)))
-    if not roots:
+    assigned = assigns(loop)
+    roots = sorted(n for n in feeds(site.receiver, assigned) if n not in assigned and has_graph(ctx.names.lookup(n))
+                   and not names_an_argument(ctx, ast.Name(n, ast.Load()), site.stmt.lineno))
+    if not roots:  # NB: a graph the caller passed in is explained from the caller's line (culprit_across)
         return None
     body, at = (outer[1], outer[2]) if outer is not None else (None, None)
     if body is None or body[at] is not loop:
@@ -201,9 +208,11 @@ def _graph_before_loop(ctx: RuleContext, site: Site, loop: ast.AST,
     key = "backward.twice.why_before_loop" if graph == receiver else "backward.twice.why_part_before_loop"
     moved = _graph_statements(ctx, body[:at], set(roots), set(assigned))
     made = next((s.lineno for s in reversed(body[:at]) if graph in names_in(s, ast.Store)), None)
-    params = {"graph": f"`{graph}`", "lineno": made or "?", "loop": loop.lineno}
+    if made is None:  # NB: not made here: an earlier cell's (culprit_across)
+        return None
+    params = {"graph": f"`{graph}`", "lineno": made, "loop": loop.lineno}
     if not moved or not _movable(ctx, body[body.index(moved[0]):at], moved, loop):
-        return Cause(key, tuple(n for n in (made, loop.lineno) if n), (graph,), params)
+        return Cause(key, (made, loop.lineno), (graph,), params)
     return Cause(key, (*(s.lineno for s in moved), loop.lineno), (graph,), params, Move(loop, tuple(moved)))
 
 
@@ -213,7 +222,7 @@ def _graph_statements(ctx: RuleContext, before: List[ast.stmt], need: Set[str], 
     moved: List[ast.stmt] = []
     for stmt in reversed(before):
         targets = names_in(stmt, ast.Store) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else set()
-        if targets & need and all(_has_graph(ctx.names.lookup(t)) for t in targets) and not targets & assigned:
+        if targets & need and all(has_graph(ctx.names.lookup(t)) for t in targets) and not targets & assigned:
             moved.insert(0, stmt)
             need |= names_in(stmt.value)
     return moved
@@ -244,10 +253,78 @@ def _second_backward(ctx: RuleContext, site: Site, step: PathStep) -> Optional[C
     params = {"first": one_line(src, receiver), "lineno": stmt.lineno}
     key = "backward.twice.why_same" if params["first"] == one_line(src, site.receiver) else \
         "backward.twice.why_second"
-    stepped = any(isinstance(c.func, ast.Attribute) and c.func.attr == "step"
-                  for s in body[body.index(stmt):at] for c in calls_in(s))
+    steps = [c for s in body[body.index(stmt):at] for c in calls_in(s)
+             if isinstance(c.func, ast.Attribute) and c.func.attr == "step"]
     if any(k.arg == "retain_graph" for k in call.keywords) or not method:
         return Cause(key, (stmt.lineno,), (), params)
-    if stepped:  # NB: a GAN: the step in between changed weights the first graph saved; retain_graph won't do
-        return Cause("backward.twice.why_stepped", (stmt.lineno,), (), params)
+    if steps:  # NB: a GAN: the step in between changed weights the first graph saved; retain_graph won't do
+        return _shared_detached(ctx, site, body[:at], stmt, receiver, steps) or \
+            Cause("backward.twice.why_stepped", (stmt.lineno,), (), params)
     return Cause(key, (stmt.lineno,), (), params, Retain(call, params["first"], stmt.lineno))
+
+
+# -- a GAN's generator output, backpropagated by the discriminator's loss too --
+
+def _shared_detached(ctx: RuleContext, site: Site, before: List[ast.stmt], first: ast.stmt,
+                     receiver: ast.expr, steps: List[ast.Call]) -> Optional[Cause]:
+    """One tensor (`fake`) feeds both losses, and the optimizer stepped after the first backward() holds none
+    of the parameters behind it: the first loss should see it detached (`D(fake.detach())`), so that only
+    the second backward() goes through its graph."""
+    at = before.index(first)
+    first_feeds, first_stmts = _block_feeds(receiver, before[:at])
+    second_feeds, _ = _block_feeds(site.receiver, before)
+    rebound = set().union(*(names_in(s, ast.Store) for s in before[at:])) if before[at:] else set()
+    shared = [n for n in sorted(first_feeds & second_feeds - rebound)
+              if isinstance(ctx.names.lookup(n), torch.Tensor) and has_graph(ctx.names.lookup(n))]
+    optimizers = [ctx.names.lookup(dotted(c.func.value)) for c in steps]
+    params = {id(p) for opt in optimizers for p in optimizer_params(opt)}
+    if len(shared) != 1 or not params or any(id(p) in params for p in _leaves(ctx.names.lookup(shared[0]))):
+        return None
+    made = max((i for i, s in enumerate(before[:at]) if shared[0] in names_in(s, ast.Store)), default=-1)
+    reads = tuple(n for s in [*(s for s in first_stmts if before.index(s) > made), first]
+                  for n in _graph_reads(s.value if s is not first else receiver) if n.id == shared[0])
+    lines = tuple(sorted({first.lineno, *(r.lineno for r in reads)}))
+    opt = dotted(steps[0].func.value)
+    return Cause("backward.twice.why_stepped_shared", lines, (shared[0],),
+                 {"first": one_line(ctx.record.source, receiver), "lineno": first.lineno,
+                  "shared": f"`{shared[0]}`", "optimizer": f"`{opt}`"}, DetachReads(reads, first.lineno))
+
+
+def _block_feeds(node: ast.AST, before: List[ast.stmt]) -> Tuple[Set[str], List[ast.stmt]]:
+    """The names `node` is computed from through the block's statements before it (the last binding of each
+    counts), and those statements; `x.detach()` and `x.data` read no graph."""
+    need = {n.id for n in _graph_reads(node)}
+    used: List[ast.stmt] = []
+    for stmt in reversed(before):
+        bound = names_in(stmt, ast.Store) if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else set()
+        if bound & need:
+            used.insert(0, stmt)
+            need |= {n.id for n in _graph_reads(stmt.value)}
+    return need, used
+
+
+def _graph_reads(node: Optional[ast.AST]) -> List[ast.Name]:
+    """The names an expression reads into its graph: not under `.detach()` or `.data`."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Attribute) and node.attr in ("detach", "data"):
+        return []
+    if isinstance(node, ast.Name):
+        return [node] if isinstance(node.ctx, ast.Load) else []
+    return [n for child in ast.iter_child_nodes(node) for n in _graph_reads(child)]
+
+
+def _leaves(t: Any, most: int = 20_000) -> List[torch.Tensor]:
+    """The leaf tensors (parameters) a tensor's graph reaches, read from its nodes (no saved tensor touched)."""
+    found, seen = [], set()
+    todo = [getattr(t, "grad_fn", None)]
+    while todo and len(seen) < most:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(variable)
+        todo.extend(n for n, _ in getattr(node, "next_functions", ()))
+    return found

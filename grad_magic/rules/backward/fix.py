@@ -16,7 +16,7 @@ from ...model import Fix, TextEdit
 from ..context import RuleContext
 from ..kit import PRIMARIES, appended, one_line
 from .culprit import Site, alone_on_lines
-from .culprit_twice import Detach, Move, Remedy, Retain, State
+from .causes import Detach, DetachAt, DetachReads, Move, Remedy, Retain, State, Sum
 
 # -- backward-non-scalar --
 
@@ -41,6 +41,12 @@ def reduce_fix(ctx: RuleContext, site: Site, reduce: str) -> Optional[Fix]:
 def twice_fix(ctx: RuleContext, remedy: Remedy) -> Optional[Fix]:
     if isinstance(remedy, Detach):
         return _detach_fix(ctx, remedy)
+    if isinstance(remedy, DetachAt):
+        return _detach_at_fix(ctx, remedy)
+    if isinstance(remedy, DetachReads):
+        return _detach_reads_fix(ctx, remedy)
+    if isinstance(remedy, Sum):
+        return _sum_fix(ctx, remedy)
     if isinstance(remedy, Move):
         return _move_fix(ctx, remedy)
     return _retain_fix(ctx, remedy)
@@ -55,6 +61,33 @@ def _detach_fix(ctx: RuleContext, remedy: Detach) -> Optional[Fix]:
     text = f"{', '.join(s.name for s in remedy.states)} = {', '.join(_detached(s) for s in remedy.states)}"
     line = insert_line_before(src, first.lineno, indent_of(ctx.record.source_line(first.lineno)) + text)
     return make_fix(src, [line], ctx.say("backward.twice.fix_detach", code=text, lineno=remedy.loop.lineno))
+
+
+def _detach_at_fix(ctx: RuleContext, remedy: DetachAt) -> Optional[Fix]:
+    """`h = h.detach()` on a line of its own before the statement that carries the state on."""
+    src, stmt = ctx.record.source, remedy.stmt
+    text = f"{', '.join(s.name for s in remedy.states)} = {', '.join(_detached(s) for s in remedy.states)}"
+    line = insert_line_before(src, stmt.lineno, indent_of(ctx.record.source_line(stmt.lineno)) + text)
+    return make_fix(src, [line], ctx.say("backward.twice.fix_detach_at", code=text, lineno=stmt.lineno))
+
+
+def _detach_reads_fix(ctx: RuleContext, remedy: DetachReads) -> Optional[Fix]:
+    """`D(fake)` -> `D(fake.detach())` wherever the first loss reads the shared tensor."""
+    src = ctx.record.source
+    edits = [e for read in remedy.reads for e in appended(src, read, ".detach()")]
+    name = remedy.reads[0].id if remedy.reads else ""
+    if not edits:
+        return None
+    return make_fix(src, edits, ctx.say("backward.twice.fix_detach_reads", name=name, lineno=remedy.lineno))
+
+
+def _sum_fix(ctx: RuleContext, remedy: Sum) -> Optional[Fix]:
+    """The loop `for loss in losses: loss.backward()` -> `sum(losses).backward()`."""
+    src = ctx.record.source
+    start, end = node_span(src, remedy.loop)
+    code = f"sum({remedy.losses}).backward()"
+    return make_fix(src, [TextEdit(start, end, code)],
+                    ctx.say("backward.twice.fix_sum", code=code, lineno=remedy.loop.lineno))
 
 
 def _detached(state: State) -> str:

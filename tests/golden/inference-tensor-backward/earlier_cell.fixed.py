@@ -1,8 +1,0 @@
-%%gradcheck
-# A tensor cached by an earlier cell under inference_mode, used in training here
-import torch
-
-w = torch.randn(3, requires_grad=True)
-cached = cached.clone()
-out = (cached @ w).sum()
-out.backward()

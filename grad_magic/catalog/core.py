@@ -88,6 +88,41 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Copy failed — select the fixed cell's text and copy it by hand.",
         "zh": "复制失败——请手动选中修复后的代码并复制。",
     },
+    "card.inserted_copy": {
+        "en": "Inserted below (not run): run it, then re-run this cell.",
+        "zh": "已插入到下方（未运行）：先运行它，再重新运行本单元格。",
+    },
+    # the JupyterLab / Notebook 7 buttons of a fix of an earlier cell ({place}: `In [3]`, filled in there)
+    "card.apply": {"en": "Apply to {place}", "zh": "应用到 {place}"},
+    "card.applied": {
+        "en": "Applied to {place} (not run; undo restores it).",
+        "zh": "已应用到 {place}（未运行；撤销即可恢复）。",
+    },
+    "card.already_applied": {"en": "{place} holds the fix already.", "zh": "{place} 已经包含此修复。"},
+    "card.changed": {
+        "en": "{place} has changed since it ran: nothing was replaced. Copy the fix and apply it by hand.",
+        "zh": "{place} 在运行后已被修改：没有替换任何内容。请复制修复并手动应用。",
+    },
+    "card.gone": {
+        "en": "No cell of this notebook ran as {place} any more (re-run or deleted): nothing was replaced. "
+              "Copy the fix and apply it by hand.",
+        "zh": "本笔记本中已没有作为 {place} 运行的单元格（已重新运行或已删除）：没有替换任何内容。请复制修复并手动应用。",
+    },
+    "card.rerun": {"en": "Re-run {place} and this cell", "zh": "重新运行 {place} 和本单元格"},
+    "card.rerunning": {"en": "Running {place}, then this cell…", "zh": "正在运行 {place}，然后运行本单元格…"},
+    "card.rerun_done": {"en": "Ran {place} and this cell.", "zh": "已运行 {place} 和本单元格。"},
+    "card.rerun_failed": {
+        "en": "An error stopped the run: see the outputs of {place} and this cell.",
+        "zh": "运行因错误而停止：请查看 {place} 和本单元格的输出。",
+    },
+    "card.rerun_gone": {
+        "en": "{place} no longer holds the fix: nothing was run.",
+        "zh": "{place} 已不再包含此修复：没有运行任何内容。",
+    },
+    "card.file_hint": {
+        "en": "Change {place} itself (the diff shows how), then reload it.",
+        "zh": "请直接修改 {place}（差异显示了改法），然后重新加载它。",
+    },
     "card.column.name": {"en": "name", "zh": "名称"},
     "card.column.shape": {"en": "shape", "zh": "形状"},
     "card.column.dtype": {"en": "dtype", "zh": "类型"},

@@ -2,10 +2,11 @@
  * The card as DOM: the same structure and class names as grad_magic/templates/card.html.j2.
  *
  * NB: every piece of data reaches the page through `textContent` or `setAttribute`; nothing here
- * parses HTML. The buttons call the cell host (insert / replace) or the clipboard.
+ * parses HTML. The buttons call the cell host (insert / replace / apply to In [k] / re-run) or the
+ * clipboard; nothing runs but from the Re-run button's click.
  */
 import { highlightLines, Token } from './highlight';
-import { ICellHost, IDiagnosis } from './types';
+import { FixTarget, ICellHost, IDiagnosis, IDiffLine, IFixCell } from './types';
 
 const CONTEXT = 2; // lines shown around each culprit line, as in render/common.py
 const COLUMNS = ['name', 'shape', 'dtype', 'device', 'requires_grad', 'version'];
@@ -65,13 +66,63 @@ function explanation(d: IDiagnosis): HTMLElement {
   return list;
 }
 
-/** The culprit lines with CONTEXT lines around each, and a gap mark where lines are skipped. */
-export function excerpt(d: IDiagnosis): HTMLElement | null {
-  const lines = (d.source || '').split('\n');
-  if (lines.length && lines[lines.length - 1] === '' && d.source.endsWith('\n')) {
+/** The running cell, In [k] or a user's file, as a card names it: `In [3]`, `model.py`, "this cell". */
+export function placeLabel(d: IDiagnosis, cell: number | null | undefined, file: string, isThis: boolean): string {
+  if (isThis) {
+    return label(d, 'this_cell', 'this cell');
+  }
+  if (cell !== null && cell !== undefined) {
+    return `In [${cell}]`;
+  }
+  return file.split(/[\\/]/).pop() || file;
+}
+
+/** One cell (or file) whose lines the card shows: another cell's as it ran, or the running cell's. */
+export interface IPart {
+  cell: number | null;
+  file: string;
+  elsewhere: boolean;
+  function: string; // of the first culprit line there that names one
+  source: string;
+  culprits: Set<number>;
+}
+
+/**
+ * The cells the culprit lines are in, as render/common.py's `excerpts` groups them: other cells first,
+ * in the order the lines list them, then the running cell. Schema 1 lines are all in the running cell.
+ */
+export function parts(d: IDiagnosis): IPart[] {
+  const key = (cell: number | null | undefined, file: string | undefined) => `${cell ?? ''}\u0000${file ?? ''}`;
+  const texts = new Map<string, string>();
+  for (const other of d.elsewhere || []) {
+    texts.set(key(other.cell, other.file), other.source || '');
+  }
+  const found: IPart[] = [];
+  for (const line of d.lines || []) {
+    const elsewhere = line.elsewhere === true;
+    const cell = line.cell ?? null;
+    const file = line.file || '';
+    let part = found.find(p => p.elsewhere === elsewhere && p.cell === cell && p.file === file);
+    if (!part) {
+      const source = elsewhere ? texts.get(key(cell, file)) ?? '' : d.source || '';
+      part = { cell, file, elsewhere, function: '', source, culprits: new Set() };
+      found.push(part);
+    }
+    part.culprits.add(line.lineno);
+    if (!part.function && line.function) {
+      part.function = line.function;
+    }
+  }
+  // NB: a stable sort: other cells first, each group in the order of the lines
+  return found.filter(p => p.elsewhere).concat(found.filter(p => !p.elsewhere));
+}
+
+/** A cell's culprit lines with CONTEXT lines around each, and a gap mark where lines are skipped. */
+export function excerpt(source: string, culprits: Set<number>): HTMLElement | null {
+  const lines = (source || '').split('\n');
+  if (lines.length && lines[lines.length - 1] === '' && source.endsWith('\n')) {
     lines.pop(); // NB: Python's splitlines() has no empty last line
   }
-  const culprits = new Set((d.lines || []).map(l => l.lineno));
   const keep = new Set<number>();
   culprits.forEach(c => {
     for (let n = c - CONTEXT; n <= c + CONTEXT; n++) {
@@ -83,7 +134,7 @@ export function excerpt(d: IDiagnosis): HTMLElement | null {
   if (!keep.size) {
     return null;
   }
-  const tokens = highlightLines(d.source);
+  const tokens = highlightLines(source);
   const pre = el('pre', 'gm-excerpt');
   let last = 0;
   for (const n of Array.from(keep).sort((a, b) => a - b)) {
@@ -98,6 +149,29 @@ export function excerpt(d: IDiagnosis): HTMLElement | null {
     last = n;
   }
   return pre;
+}
+
+/** One excerpt per cell, each titled with its place (`In [3] · Net.forward`) when it is not alone or
+ * not the running cell. */
+function excerpts(d: IDiagnosis): HTMLElement[] {
+  const all = parts(d);
+  const shown: HTMLElement[] = [];
+  for (const part of all) {
+    const pre = excerpt(part.source, part.culprits);
+    if (pre === null) {
+      continue;
+    }
+    if (all.length > 1 || part.elsewhere) {
+      const place = el('div', 'gm-place', placeLabel(d, part.cell, part.file, !part.elsewhere));
+      if (part.function) {
+        place.appendChild(document.createTextNode(' · '));
+        place.appendChild(el('code', '', part.function));
+      }
+      shown.push(place);
+    }
+    shown.push(pre);
+  }
+  return shown;
 }
 
 function tensorTable(d: IDiagnosis): HTMLElement | null {
@@ -135,9 +209,9 @@ function codeBlock(className: string, code: string): HTMLElement {
   return pre;
 }
 
-function diffBlock(d: IDiagnosis): HTMLElement {
+function diffBlock(diff: IDiffLine[]): HTMLElement {
   const pre = el('pre', 'gm-diff');
-  for (const { sign, text } of d.fix ? d.fix.diff : []) {
+  for (const { sign, text } of diff || []) {
     const css = sign === '+' ? 'gm-add' : sign === '-' ? 'gm-del' : 'gm-gap';
     pre.appendChild(el('span', css, `${sign} ${text}`));
     pre.appendChild(document.createTextNode('\n'));
@@ -156,20 +230,73 @@ function button(className: string, text: string, onClick: () => void): HTMLButto
   return node;
 }
 
-function actions(d: IDiagnosis, source: string, context: ICardContext): HTMLElement {
-  const box = el('div', 'gm-actions');
-  const status = el('span', 'gm-status');
-  status.setAttribute('role', 'status');
-  status.setAttribute('aria-live', 'polite');
-  const say = (key: string, fallback: string) => {
-    status.textContent = label(d, key, fallback);
-  };
-  const copy = () => {
+/**
+ * The fixed cells, schema 1 and 2 alike: schema 2's `fix.cells` (other cells first), or schema 1's one
+ * fixed running cell (a saved notebook's card).
+ */
+export function fixCells(d: IDiagnosis): IFixCell[] {
+  const fix = d.fix;
+  if (!fix) {
+    return [];
+  }
+  if (Array.isArray(fix.cells)) {
+    return fix.cells;
+  }
+  if (typeof fix.source !== 'string') {
+    return [];
+  }
+  return [{ target: 'this', source: fix.source, original: d.source, edits: fix.edits || [], diff: fix.diff || [] }];
+}
+
+/** The In [k] a fixed cell replaces, or null (the running cell, a file). */
+export function targetCount(target: FixTarget): number | null {
+  if (typeof target === 'object' && target !== null && 'execution_count' in target) {
+    const count = target.execution_count;
+    return typeof count === 'number' ? count : null;
+  }
+  return null;
+}
+
+function targetFile(target: FixTarget): string | null {
+  if (typeof target === 'object' && target !== null && 'file' in target && typeof target.file === 'string') {
+    return target.file;
+  }
+  return null;
+}
+
+/** The status line of one fixed cell's buttons, and how it says a label (`{place}` filled in). */
+class Status {
+  readonly node = el('span', 'gm-status');
+
+  constructor(
+    private readonly _d: IDiagnosis,
+    private readonly _place: string
+  ) {
+    this.node.setAttribute('role', 'status');
+    this.node.setAttribute('aria-live', 'polite');
+  }
+
+  text(key: string, fallback: string): string {
+    return label(this._d, key, fallback).split('{place}').join(this._place);
+  }
+
+  say(key: string, fallback: string): void {
+    this.node.textContent = this.text(key, fallback);
+  }
+}
+
+function copier(source: string, status: Status, context: ICardContext): () => void {
+  return () => {
     context.copy(source).then(
-      ok => (ok ? say('copied', 'Copied.') : say('copy_failed', 'Copy failed.')),
-      () => say('copy_failed', 'Copy failed.')
+      ok => (ok ? status.say('copied', 'Copied.') : status.say('copy_failed', 'Copy failed.')),
+      () => status.say('copy_failed', 'Copy failed.')
     );
   };
+}
+
+/** The running cell's buttons: Insert below, Replace, Copy (as before schema 2). */
+function thisCellActions(box: HTMLElement, source: string, status: Status, context: ICardContext): void {
+  const copy = copier(source, status, context);
   const act = (what: 'insertBelow' | 'replace', key: string, fallback: string) => () => {
     const host = context.host();
     if (host === null) {
@@ -177,17 +304,133 @@ function actions(d: IDiagnosis, source: string, context: ICardContext): HTMLElem
       return;
     }
     host[what](source);
-    say(key, fallback);
+    status.say(key, fallback);
   };
   box.appendChild(
-    button('gm-insert', label(d, 'insert', 'Insert fixed cell below'), act('insertBelow', 'inserted', 'Inserted.'))
+    button('gm-insert', status.text('insert', 'Insert fixed cell below'), act('insertBelow', 'inserted', 'Inserted.'))
   );
   box.appendChild(
-    button('gm-replace', label(d, 'replace', 'Replace this cell'), act('replace', 'replaced', 'Replaced.'))
+    button('gm-replace', status.text('replace', 'Replace this cell'), act('replace', 'replaced', 'Replaced.'))
   );
-  box.appendChild(button('gm-copy', label(d, 'copy', 'Copy fixed cell'), copy));
-  box.appendChild(status);
-  return box;
+  box.appendChild(button('gm-copy', status.text('copy', 'Copy fixed cell'), copy));
+}
+
+/**
+ * An earlier cell's buttons: Apply to In [k] (only where the cell still holds what ran), then, as a
+ * separate click, Re-run In [k] and this cell; Copy always.
+ */
+function earlierCellActions(
+  box: HTMLElement,
+  count: number,
+  cell: IFixCell,
+  status: Status,
+  context: ICardContext
+): void {
+  const copy = copier(cell.source, status, context);
+  const copyButton = button('gm-copy', status.text('copy', 'Copy fixed cell'), copy);
+  let rerun: HTMLButtonElement | null = null;
+  const offerRerun = () => {
+    if (rerun !== null) {
+      return;
+    }
+    rerun = button('gm-rerun', status.text('rerun', 'Re-run {place} and this cell'), () => {
+      const host = context.host();
+      if (host === null || rerun === null) {
+        return;
+      }
+      const pressed = rerun;
+      pressed.disabled = true;
+      status.say('rerunning', 'Running {place}, then this cell…');
+      host.rerun(count, cell.source).then(
+        result => {
+          if (result === 'ran') {
+            status.say('rerun_done', 'Ran {place} and this cell.');
+          } else if (result === 'failed') {
+            status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.');
+          } else {
+            status.say('rerun_gone', '{place} no longer holds the fix: nothing was run.');
+          }
+          pressed.disabled = false;
+        },
+        () => {
+          status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.');
+          pressed.disabled = false;
+        }
+      );
+    });
+    box.insertBefore(rerun, copyButton);
+  };
+  const apply = () => {
+    const host = context.host();
+    if (host === null) {
+      copy(); // NB: not in a notebook cell: the clipboard is the way
+      return;
+    }
+    const result = host.applyTo(count, cell.original, cell.source);
+    if (result === 'applied') {
+      status.say('applied', 'Applied to {place} (not run; undo restores it).');
+      offerRerun();
+    } else if (result === 'already') {
+      status.say('already_applied', '{place} holds the fix already.');
+      offerRerun();
+    } else {
+      // NB: never a guess: the user's newer text stays, and the fix is theirs to copy
+      if (result === 'changed') {
+        status.say(
+          'changed',
+          '{place} has changed since it ran: nothing was replaced. Copy the fix and apply it by hand.'
+        );
+      } else {
+        status.say(
+          'gone',
+          'No cell of this notebook ran as {place} any more (re-run or deleted): nothing was replaced. ' +
+            'Copy the fix and apply it by hand.'
+        );
+      }
+      copyButton.classList.add('gm-offer');
+      copyButton.focus();
+    }
+  };
+  box.appendChild(button('gm-apply', status.text('apply', 'Apply to {place}'), apply));
+  box.appendChild(copyButton);
+}
+
+/** One fixed cell: its place, diff, full text and buttons (a file gets the diff and Copy only). */
+function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: ICardContext): HTMLElement {
+  const count = targetCount(cell.target);
+  const file = targetFile(cell.target);
+  const isThis = count === null && file === null;
+  const place = placeLabel(d, count, file || '', isThis);
+  const block = el('div', 'gm-fixcell');
+  block.setAttribute('data-target', isThis ? 'this' : count !== null ? String(count) : file || '');
+  block.setAttribute('data-fixed-source', cell.source);
+  if (!alone || !isThis) {
+    block.appendChild(el('div', 'gm-place', place));
+  }
+  block.appendChild(diffBlock(cell.diff));
+  const status = new Status(d, place);
+  const details = el('details');
+  details.open = true;
+  const title =
+    isThis && alone ? label(d, 'fixed_cell', 'Fixed cell') : status.text('fixed_copy', 'Fixed copy of {place}');
+  details.appendChild(el('summary', '', title));
+  details.appendChild(codeBlock('gm-fixed', cell.source));
+  block.appendChild(details);
+  const box = el('div', 'gm-actions');
+  if (isThis) {
+    thisCellActions(box, cell.source, status, context);
+  } else if (count !== null) {
+    earlierCellActions(box, count, cell, status, context);
+  } else {
+    box.appendChild(button('gm-copy', status.text('copy', 'Copy fixed cell'), copier(cell.source, status, context)));
+  }
+  box.appendChild(status.node);
+  block.appendChild(box);
+  if (file !== null) {
+    const hint = status.text('file_hint', 'Change {place} itself (the diff shows how), then reload it.');
+    block.appendChild(el('div', 'gm-meta', hint));
+  }
+  return block;
 }
 
 function fixSection(d: IDiagnosis, context: ICardContext): HTMLElement {
@@ -195,13 +438,10 @@ function fixSection(d: IDiagnosis, context: ICardContext): HTMLElement {
   const box = el('div', 'gm-fix');
   box.appendChild(el('strong', '', `${label(d, 'fix', 'Fix')}:`));
   box.appendChild(document.createTextNode(' ' + fix.description));
-  box.appendChild(diffBlock(d));
-  const details = el('details');
-  details.open = true;
-  details.appendChild(el('summary', '', label(d, 'fixed_cell', 'Fixed cell')));
-  details.appendChild(codeBlock('gm-fixed', fix.source));
-  box.appendChild(details);
-  box.appendChild(actions(d, fix.source, context));
+  const cells = fixCells(d);
+  for (const cell of cells) {
+    box.appendChild(fixCellBlock(d, cell, cells.length === 1, context));
+  }
   if (d.labels && d.labels.gradfix_hint) {
     box.appendChild(el('div', 'gm-meta', d.labels.gradfix_hint));
   }
@@ -233,11 +473,12 @@ export function buildCard(d: IDiagnosis, context: ICardContext): HTMLElement {
   card.appendChild(el('h3', '', d.title));
   card.appendChild(el('p', 'gm-summary', d.summary));
   card.appendChild(explanation(d));
-  const parts = [excerpt(d), tensorTable(d)];
-  for (const part of parts) {
-    if (part) {
-      card.appendChild(part);
-    }
+  for (const part of excerpts(d)) {
+    card.appendChild(part);
+  }
+  const table = tensorTable(d);
+  if (table) {
+    card.appendChild(table);
   }
   if (d.fix) {
     card.appendChild(fixSection(d, context));

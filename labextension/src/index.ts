@@ -1,6 +1,7 @@
 /**
  * grad-magic: shows grad_magic's cards (`application/vnd.grad-magic.diagnosis+json`) in JupyterLab 4
- * and Notebook 7, with one-click "Insert fixed cell below", "Replace this cell" and "Copy".
+ * and Notebook 7, with one-click "Insert fixed cell below", "Replace this cell" and "Copy", and for a fix of an
+ * earlier cell "Apply to In [k]" then, as its own click, "Re-run In [k] and this cell".
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -16,7 +17,7 @@ export { createRendererFactory, RenderedDiagnosis } from './renderer';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'grad-magic:renderer',
-  description: 'Renders grad_magic cards with buttons that insert or replace the fixed cell.',
+  description: 'Renders grad_magic cards with buttons that insert, replace or apply the fixed cells.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
   optional: [INotebookTracker],

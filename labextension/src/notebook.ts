@@ -1,18 +1,22 @@
 /**
- * The notebook side of the card's buttons: which cell shows the card, and the edits on the notebook model.
+ * The notebook side of the card's buttons: which cell shows the card, the edits on the notebook model
+ * (insert below, replace, apply to the cell that ran as In [k]) and Re-run (the notebook's own run action).
  *
  * A MIME renderer gets no notebook handle, so the owning cell is found by DOM containment across every
  * notebook the tracker knows, at click time (cells move, notebooks split).
  */
-import { Cell } from '@jupyterlab/cells';
-import { INotebookTracker, Notebook } from '@jupyterlab/notebook';
+import { Cell, ICodeCellModel } from '@jupyterlab/cells';
+import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
-import { CellHostFinder, ICellHost } from './types';
+import { ApplyResult, CellHostFinder, ICellHost, RerunResult } from './types';
+
+type ISessionContext = NotebookPanel['sessionContext'];
 
 export interface IOwner {
   notebook: Notebook;
   cell: Cell;
   index: number;
+  sessionContext?: ISessionContext; // the panel's kernel session: what Re-run runs the cells in
 }
 
 /** The notebook cell whose node contains `node`, or null. */
@@ -25,7 +29,7 @@ export function findOwner(tracker: INotebookTracker, node: HTMLElement): IOwner 
     }
     const index = notebook.widgets.findIndex(cell => cell.node.contains(node));
     if (index >= 0) {
-      found = { notebook, cell: notebook.widgets[index], index };
+      found = { notebook, cell: notebook.widgets[index], index, sessionContext: panel.sessionContext };
     }
   });
   return found;
@@ -70,6 +74,72 @@ function stopCapturing(shared: object): void {
   manager?.stopCapturing?.();
 }
 
+/** A cell's text as the fix compares it: what ran equals the notebook's text modulo the newlines at its
+ * end (IPython's text of a cell may end in one the notebook's does not hold). */
+function sameText(a: string, b: string): boolean {
+  const plain = (text: string) => text.replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  return plain(a) === plain(b);
+}
+
+/** The notebook's code cells that ran as In [`count`], the card's own cell left out. */
+function cellsThatRan(owner: IOwner, count: number): Cell[] {
+  return owner.notebook.widgets.filter(
+    cell =>
+      cell !== owner.cell &&
+      cell.model.type === 'code' &&
+      (cell.model as ICodeCellModel).executionCount === count
+  );
+}
+
+/**
+ * Apply a fix to the cell that ran as In [`count`]: only when it still holds `original`, what ran, and
+ * as one undoable step. A cell edited since is left alone: its text is newer than the fix.
+ */
+export function applyTo(owner: IOwner, count: number, original: string, source: string): ApplyResult {
+  const ran = cellsThatRan(owner, count);
+  const target = ran.find(cell => sameText(cell.model.sharedModel.getSource(), original));
+  if (target !== undefined) {
+    replaceSource(target, source);
+    return 'applied';
+  }
+  if (ran.some(cell => sameText(cell.model.sharedModel.getSource(), source))) {
+    return 'already';
+  }
+  return ran.length ? 'changed' : 'gone';
+}
+
+/** Run `cells` in order with the notebook's own run action; false when one of them failed. */
+async function runInOrder(notebook: Notebook, cells: Cell[], sessionContext?: ISessionContext): Promise<boolean> {
+  // NB: NotebookActions.runCells is JupyterLab 4.1+; 4.0 runs the active cell, one cell at a time
+  const actions = NotebookActions as unknown as {
+    runCells?: (nb: Notebook, cells: readonly Cell[], sessionContext?: ISessionContext) => Promise<boolean>;
+  };
+  if (typeof actions.runCells === 'function') {
+    return actions.runCells(notebook, cells, sessionContext);
+  }
+  for (const cell of cells) {
+    const index = notebook.widgets.indexOf(cell);
+    if (index < 0) {
+      return false;
+    }
+    notebook.activeCellIndex = index;
+    notebook.deselectAll();
+    if (!(await NotebookActions.run(notebook, sessionContext))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Run the cell that ran as In [`count`] and now holds the fix, then the card's own cell. */
+export async function rerun(owner: IOwner, count: number, source: string): Promise<RerunResult> {
+  const fixed = cellsThatRan(owner, count).find(cell => sameText(cell.model.sharedModel.getSource(), source));
+  if (fixed === undefined || owner.notebook.widgets.indexOf(owner.cell) < 0) {
+    return 'gone';
+  }
+  return (await runInOrder(owner.notebook, [fixed, owner.cell], owner.sessionContext)) ? 'ran' : 'failed';
+}
+
 export function cellHostFinder(tracker: INotebookTracker | null): CellHostFinder {
   return (node: HTMLElement): ICellHost | null => {
     const owner = tracker ? findOwner(tracker, node) : null;
@@ -78,7 +148,9 @@ export function cellHostFinder(tracker: INotebookTracker | null): CellHostFinder
     }
     return {
       insertBelow: source => insertBelow(owner.notebook, owner.index, source),
-      replace: source => replaceSource(owner.cell, source)
+      replace: source => replaceSource(owner.cell, source),
+      applyTo: (count, original, source) => applyTo(owner, count, original, source),
+      rerun: (count, source) => rerun(owner, count, source)
     };
   };
 }

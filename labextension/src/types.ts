@@ -16,6 +16,19 @@ export const RANK = 20;
 export interface ISourceLine {
   lineno: number;
   text: string;
+  // schema 2: the cell the line is in (`cell`: In [k]; `file`: a user's own .py file) and its function
+  cell?: number | null;
+  file?: string;
+  function?: string;
+  elsewhere?: boolean; // in another cell or file than the running one
+  this?: boolean;
+}
+
+/** Schema 2: the text of another cell (or file) as it ran, for the excerpts of lines found there. */
+export interface IElsewhere {
+  cell: number | null;
+  file: string;
+  source: string;
 }
 
 export interface ITensorFact {
@@ -35,10 +48,30 @@ export interface IDiffLine {
   text: string;
 }
 
+export interface ITextEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** Which cell a fixed cell replaces: the running cell, the cell that ran as In [k], or a user's file. */
+export type FixTarget = 'this' | { execution_count: number } | { file: string };
+
+/** Schema 2: one cell the fix changes. */
+export interface IFixCell {
+  target: FixTarget;
+  source: string; // the complete fixed text
+  original: string; // the text that ran (IPython's, not the notebook file's)
+  edits: ITextEdit[];
+  diff: IDiffLine[];
+}
+
 export interface IFix {
   description: string;
-  source: string; // the complete fixed cell, `%%gradcheck` line included
-  edits: { start: number; end: number; text: string }[];
+  cells?: IFixCell[]; // schema 2; other cells first
+  // schema 1's fields, for the running cell: `source` is null (schema 2) when the fix leaves it alone
+  source: string | null; // the complete fixed cell, `%%gradcheck` line included
+  edits: ITextEdit[];
   diff: IDiffLine[];
 }
 
@@ -53,7 +86,9 @@ export interface IDiagnosis {
   why: string;
   where: string;
   source: string;
+  cell?: number | null; // schema 2: In [k] of the running cell
   lines: ISourceLine[];
+  elsewhere?: IElsewhere[]; // schema 2
   names?: string[];
   tensors: ITensorFact[];
   error: { type: string; message: string } | null;
@@ -63,12 +98,32 @@ export interface IDiagnosis {
   labels: { [key: string]: string };
 }
 
+/**
+ * What Apply to In [k] found: `applied` (replaced), `already` (the cell holds the fix already), `changed`
+ * (In [k] is there but its text is not what ran: nothing replaced), `gone` (no cell ran as In [k]).
+ */
+export type ApplyResult = 'applied' | 'already' | 'changed' | 'gone';
+
+/** What Re-run did: `ran` (both cells ran, no error), `failed` (one of them raised), `gone` (In [k] no
+ * longer holds the fix, or the card's cell is gone: nothing ran). */
+export type RerunResult = 'ran' | 'failed' | 'gone';
+
 /** What a card can do to the notebook cell whose output shows it. */
 export interface ICellHost {
   /** Insert a new code cell holding exactly `source` right below the cell; select it, do not run it. */
   insertBelow(source: string): void;
   /** Replace the cell's source with `source`, as one undoable step. */
   replace(source: string): void;
+  /**
+   * Replace, as one undoable step, the source of the notebook's cell that ran as In [`count`] and still
+   * holds `original` (what ran, modulo a trailing newline). Runs nothing.
+   */
+  applyTo(count: number, original: string, source: string): ApplyResult;
+  /**
+   * Run the cell that ran as In [`count`] and now holds `source` (the fix applied), then the card's own
+   * cell, with the notebook's own run action. Only ever called from a click.
+   */
+  rerun(count: number, source: string): Promise<RerunResult>;
 }
 
 /** The host of the card whose node is given, or null when the card is not in a notebook cell. */

@@ -1,7 +1,7 @@
 """What the real-browser tests share: Chromium's settings, Jupyter servers of our own, screenshots.
 
 Each server runs on 127.0.0.1 on a free port with a token, from a temporary root holding a copy of
-`card_fix.ipynb`, with temporary config / data / runtime / IPython folders so nothing leaks in or out,
+the test notebooks (`card_fix.ipynb`, `earlier_cell_fix.ipynb`), with temporary config / data / runtime / IPython folders so nothing leaks in or out,
 and is shut down (kernels included) when its test is done. Screenshots go to artifacts/screenshots/.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pytest
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 NOTEBOOK = "card_fix.ipynb"
+NOTEBOOKS = (NOTEBOOK, "earlier_cell_fix.ipynb")  # copied into every server's root
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("GRAD_MAGIC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -75,8 +76,8 @@ class JupyterServer:
     def page_url(self, path: str) -> str:
         return f"{self.url}{path}?token={self.token}"
 
-    def notebook_url(self) -> str:
-        return self.page_url(("lab/tree/" if self.app == "lab" else "notebooks/") + NOTEBOOK)
+    def notebook_url(self, path: str = NOTEBOOK) -> str:
+        return self.page_url(("lab/tree/" if self.app == "lab" else "notebooks/") + path)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -113,7 +114,8 @@ def start_server(app: str, tmp: Path, disabled: Sequence[str] = ()) -> JupyterSe
     """`jupyter lab` or `jupyter notebook` on a free port of 127.0.0.1, answering before this returns."""
     root = tmp / "root"
     root.mkdir()
-    shutil.copy(HERE / NOTEBOOK, root / NOTEBOOK)
+    for name in NOTEBOOKS:
+        shutil.copy(HERE / name, root / name)
     env = _environment(tmp)
     _write_page_config(tmp / "config", disabled)
     port, token = free_port(), secrets.token_hex(16)

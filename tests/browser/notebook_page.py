@@ -49,32 +49,34 @@ window.gmTest = {
 
 
 class NotebookPage:
-    def __init__(self, page: Any, server: JupyterServer) -> None:
+    def __init__(self, page: Any, server: JupyterServer, path: str = NOTEBOOK) -> None:
         self.page = page
         self.server = server
+        self.path = path  # one of browser_support.NOTEBOOKS
 
     def open(self) -> None:
         """Open the test notebook and wait until its kernel is up and idle."""
         self.page.add_init_script(_HELPERS)
-        self.page.goto(self.server.notebook_url())
-        self.page.wait_for_function("path => window.gmTest.panel(path) !== null", arg=NOTEBOOK,
+        self.page.goto(self.server.notebook_url(self.path))
+        self.page.wait_for_function("path => window.gmTest.panel(path) !== null", arg=self.path,
                                     timeout=KERNEL_TIMEOUT)
-        self.page.evaluate("path => window.gmTest.ready(path)", NOTEBOOK)
+        self.page.evaluate("path => window.gmTest.ready(path)", self.path)
         self.wait_for("s.kernel === 'idle'")
 
     def state(self) -> Dict[str, Any]:
-        return self.page.evaluate("path => window.gmTest.state(path)", NOTEBOOK)
+        return self.page.evaluate("path => window.gmTest.state(path)", self.path)
 
     def wait_for(self, condition: str, timeout: int = KERNEL_TIMEOUT) -> Dict[str, Any]:
         """Wait until `condition` (JavaScript over the state `s`) holds; the state then."""
         self.page.wait_for_function(f"path => {{ const s = window.gmTest.state(path); return {condition}; }}",
-                                    arg=NOTEBOOK, timeout=timeout)
+                                    arg=self.path, timeout=timeout)
         return self.state()
 
-    def run_all(self) -> Dict[str, Any]:
-        """Run every cell (the test notebook's second cell fails) and wait for the kernel to finish."""
+    def run_all(self, failing: int = 1) -> Dict[str, Any]:
+        """Run every cell (cell `failing` fails: the first that has one fails) and wait for the kernel."""
         self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        return self.wait_for("s.counts[1] !== null && s.outputs[1].length > 0 && s.kernel === 'idle'")
+        return self.wait_for(f"s.counts[{failing}] !== null && s.outputs[{failing}].length > 0 "
+                             "&& s.kernel === 'idle'")
 
     def diagnosis(self, index: int = 1) -> Dict[str, Any]:
         """The card's JSON in the outputs of cell `index`."""

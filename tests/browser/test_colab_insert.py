@@ -51,7 +51,7 @@ def card_page(shell, page_for, tmp_path):
 
 
 def _said(page, key: str) -> str:
-    return page.locator(".gm-card").get_attribute(f"data-say-{key}")
+    return page.locator(".gm-card .gm-fixcell").get_attribute(f"data-say-{key}")
 
 
 def test_insert_calls_add_cell_as_colab_does_and_says_inserted_once_it_resolved(card_page):

@@ -32,10 +32,12 @@ def test_html_card_copies_the_fixed_cell_in_jupyterlab(lab_server_html_only, pag
     expect(card.locator("h3")).to_have_text(d["title"])
     fixed = card.get_attribute("data-fixed-source")
     assert fixed == d["fix"]["source"] and fixed.rstrip("\n") == FIXED
-    status = card.locator(".gm-status")
+    block = card.locator(".gm-fixcell")  # NB: each fixed cell has its own text, buttons and status
+    assert block.get_attribute("data-target") == "this" and block.get_attribute("data-fixed-source") == fixed
+    status = block.locator(".gm-status")
 
     card.locator(".gm-copy").click()
-    expect(status).to_have_text(card.get_attribute("data-say-copied"))
+    expect(status).to_have_text(block.get_attribute("data-say-copied"))
     assert page.evaluate("() => navigator.clipboard.readText()") == fixed
     nb.cell(1).screenshot(path=str(screenshot_path("html_card_jupyterlab_copied.png")))
 
@@ -43,7 +45,7 @@ def test_html_card_copies_the_fixed_cell_in_jupyterlab(lab_server_html_only, pag
     page.evaluate("() => navigator.clipboard.writeText('')")
     status.evaluate("node => { node.textContent = ''; }")
     card.locator(".gm-insert").click()
-    expect(status).to_have_text(card.get_attribute("data-say-copied"))
+    expect(status).to_have_text(block.get_attribute("data-say-copied"))
     assert page.evaluate("() => navigator.clipboard.readText()") == fixed
     assert len(nb.state()["sources"]) == 3, "the HTML card never edits a JupyterLab notebook"
 

@@ -2,28 +2,28 @@
  * The buttons on a real JupyterLab notebook (widget and shared model) in jsdom: the owning cell is found
  * by DOM containment, Insert adds exactly the fixed cell below it, Replace is one undoable step.
  */
-import { CodeCell } from '@jupyterlab/cells';
-import { INotebookTracker, Notebook, NotebookModel } from '@jupyterlab/notebook';
+import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
+import { INotebookTracker, Notebook, NotebookActions, NotebookModel } from '@jupyterlab/notebook';
 import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
 import { Widget } from '@lumino/widgets';
 
 import { cellHostFinder, findOwner } from '../notebook';
 import { createRendererFactory } from '../renderer';
 import { MIME_TYPE, RANK } from '../types';
-import { FIXED, LABELS, sample, SOURCE } from './sample';
+import { FIXED, LABELS, MODEL, MODEL_FIXED, sample, sample2, settle, SOURCE, TRAIN } from './sample';
 
 /** A tracker over one notebook: all `findOwner` uses of it. */
 function trackerOf(notebook: Notebook): INotebookTracker {
   return { forEach: (fn: (panel: any) => void) => fn({ content: notebook }) } as unknown as INotebookTracker;
 }
 
-function cardBundle() {
+function cardBundle(d = sample()) {
   return {
     output_type: 'display_data',
     data: {
       'text/plain': 'grad_magic card',
       'text/html': '<div class="gm-card">the HTML card</div>',
-      [MIME_TYPE]: sample() as any
+      [MIME_TYPE]: d as any
     },
     metadata: {}
   };
@@ -101,5 +101,137 @@ describe('the card in a notebook', () => {
     expect(cell.model.sharedModel.getSource()).toBe(SOURCE + '\n# edited');
     cell.model.sharedModel.redo();
     expect(cell.model.sharedModel.getSource()).toBe(FIXED);
+  });
+});
+
+describe('a fix of an earlier cell in a notebook', () => {
+  let notebook: Notebook;
+  let runCells: jest.SpyInstance;
+
+  // In [1] loads grad_magic, In [2] imports, In [3] defines the model, In [4] makes it; In [5] trains
+  // and shows the card. A markdown cell sits between.
+  const IMPORTS = 'import torch\nimport torch.nn as nn\ndevice = torch.device("meta")';
+  const MAKE = 'model = Net().to(device)';
+
+  beforeEach(() => {
+    notebook = NBTestUtils.createNotebook();
+    notebook.rendermime.addFactory(createRendererFactory(cellHostFinder(trackerOf(notebook))), RANK);
+    const model = new NotebookModel();
+    model.sharedModel.insertCells(0, [
+      { cell_type: 'code', source: '%load_ext grad_magic', execution_count: 1 },
+      { cell_type: 'code', source: IMPORTS, execution_count: 2 },
+      { cell_type: 'code', source: MODEL + '\n', execution_count: 3 }, // NB: what ran, modulo a newline
+      { cell_type: 'markdown', source: 'Training' },
+      { cell_type: 'code', source: MAKE, execution_count: 4 },
+      { cell_type: 'code', source: TRAIN.replace(/\n$/, ''), execution_count: 5 }
+    ]);
+    notebook.model = model;
+    Widget.attach(notebook, document.body);
+    (notebook.widgets[5] as CodeCell).model.outputs.add(cardBundle(sample2()) as any);
+    runCells = jest.spyOn(NotebookActions, 'runCells').mockImplementation(() => Promise.resolve(true));
+  });
+
+  afterEach(() => {
+    runCells.mockRestore();
+    notebook.model?.dispose();
+    notebook.dispose();
+  });
+
+  const card = () => notebook.node.querySelector('.gm-card') as HTMLElement;
+  const click = (selector: string) => (card().querySelector(selector) as HTMLButtonElement).click();
+  const status = () => card().querySelector('.gm-status')!.textContent;
+  const sources = () => notebook.model!.sharedModel.cells.map(c => c.getSource());
+  const model = (index: number) => notebook.widgets[index].model;
+
+  it('Apply to In [3] replaces exactly that cell with the fixed text, runs nothing, and undo restores it', () => {
+    const before = sources();
+    click('.gm-apply');
+    expect(sources()).toEqual([...before.slice(0, 2), MODEL_FIXED, ...before.slice(3)]);
+    expect(status()).toBe('Applied to In [3] (not run; undo restores it).');
+    expect(runCells).not.toHaveBeenCalled();
+    expect((model(2) as ICodeCellModel).executionCount).toBe(3);
+    model(2).sharedModel.undo();
+    expect(sources()).toEqual(before);
+  });
+
+  it('finds In [3] by its execution count wherever it is now, and not a cell that only looks the same', () => {
+    notebook.model!.sharedModel.moveCell(2, 0);
+    notebook.model!.sharedModel.insertCell(0, { cell_type: 'code', source: MODEL, execution_count: 7 });
+    click('.gm-apply');
+    expect(sources()[0]).toBe(MODEL);
+    expect(sources()[1]).toBe(MODEL_FIXED);
+  });
+
+  it('Re-run, a click of its own, runs the fixed In [3] and then this cell with the notebook run action', async () => {
+    click('.gm-apply');
+    click('.gm-rerun');
+    await settle();
+    expect(runCells).toHaveBeenCalledTimes(1);
+    const [nb, cells] = runCells.mock.calls[0];
+    expect(nb).toBe(notebook);
+    expect(cells).toEqual([notebook.widgets[2], notebook.widgets[5]]);
+    expect(status()).toBe('Ran In [3] and this cell.');
+  });
+
+  it('Re-run on JupyterLab 4.0 (no runCells): the run action on In [3], then on this cell', async () => {
+    (NotebookActions as any).runCells = undefined; // NB: restored by the spy's mockRestore
+    const ran: number[] = [];
+    const run = jest.spyOn(NotebookActions, 'run').mockImplementation(nb => {
+      ran.push(nb.activeCellIndex);
+      return Promise.resolve(true);
+    });
+    try {
+      click('.gm-apply');
+      click('.gm-rerun');
+      await settle();
+      expect(ran).toEqual([2, 5]);
+      expect(status()).toBe('Ran In [3] and this cell.');
+    } finally {
+      run.mockRestore();
+    }
+  });
+
+  it('Re-run says when the run failed', async () => {
+    runCells.mockImplementation(() => Promise.resolve(false));
+    click('.gm-apply');
+    click('.gm-rerun');
+    await settle();
+    expect(status()).toContain('error');
+  });
+
+  it('Re-run runs nothing when In [3] was edited after Apply', async () => {
+    click('.gm-apply');
+    model(2).sharedModel.setSource(MODEL_FIXED + '\n# more');
+    click('.gm-rerun');
+    await settle();
+    expect(runCells).not.toHaveBeenCalled();
+    expect(status()).toContain('no longer holds the fix');
+  });
+
+  it('In [3] edited since it ran: says so, replaces nothing, offers Copy', () => {
+    model(2).sharedModel.setSource(MODEL + '\n# my own change');
+    const before = sources();
+    click('.gm-apply');
+    expect(sources()).toEqual(before);
+    expect(status()).toContain('has changed since it ran');
+    expect(card().querySelector('.gm-rerun')).toBeNull();
+    expect(card().querySelector('.gm-copy')!.classList).toContain('gm-offer');
+  });
+
+  it('In [3] re-run since (another count) or deleted: says it is gone, replaces nothing', () => {
+    (model(2) as ICodeCellModel).executionCount = 6;
+    const before = sources();
+    click('.gm-apply');
+    expect(sources()).toEqual(before);
+    expect(status()).toBe('No cell ran as In [3] any more: nothing was replaced.');
+    expect(card().querySelector('.gm-rerun')).toBeNull();
+  });
+
+  it('In [3] holding the fix already: nothing replaced, Re-run offered', () => {
+    model(2).sharedModel.setSource(MODEL_FIXED);
+    click('.gm-apply');
+    expect(sources()[2]).toBe(MODEL_FIXED);
+    expect(status()).toBe('In [3] holds the fix already.');
+    expect(card().querySelector('.gm-rerun')).not.toBeNull();
   });
 });

@@ -81,3 +81,80 @@ export function sample(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
 export function settle(): Promise<void> {
   return new Promise(resolve => setTimeout(resolve, 0));
 }
+
+/** Schema 2: the culprit in an earlier cell (In [3], the model class), the fix changes that cell only. */
+export const MODEL =
+  'class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n' +
+  '    def forward(self, x):\n        noise = torch.randn(x.shape)\n        return self.fc(x + noise)';
+
+export const MODEL_FIXED = MODEL.replace('torch.randn(x.shape)', 'torch.randn(x.shape, device=device)');
+
+export const TRAIN =
+  '%%gradcheck --no-nan-check\nfor step in range(2):\n    loss = model(x).sum()\n    optimizer.zero_grad()\n' +
+  '    loss.backward()\n    optimizer.step()\n';
+
+export const LABELS_2: { [key: string]: string } = {
+  ...LABELS,
+  this_cell: 'this cell',
+  fixed_copy: 'Fixed copy of {place}',
+  apply: 'Apply to {place}',
+  applied: 'Applied to {place} (not run; undo restores it).',
+  already_applied: '{place} holds the fix already.',
+  changed: '{place} has changed since it ran: nothing was replaced.',
+  gone: 'No cell ran as {place} any more: nothing was replaced.',
+  rerun: 'Re-run {place} and this cell',
+  rerunning: 'Running {place}, then this cell…',
+  rerun_done: 'Ran {place} and this cell.',
+  rerun_failed: 'An error stopped the run.',
+  rerun_gone: '{place} no longer holds the fix: nothing was run.'
+};
+
+const IN_3 = { cell: 3, file: '', function: 'Net.forward', elsewhere: true, this: false };
+
+export function sample2(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
+  return {
+    schema_version: 2,
+    kind: 'device-mismatch',
+    severity: 'error',
+    language: 'en',
+    title: '`add` got tensors on two devices: `noise` on cpu, `x` on meta',
+    summary: '`noise` must be moved to meta.',
+    what: '`add` on line 8 of In [3] was given `x` on meta, `noise` on cpu.',
+    why: '`noise` is created on line 7 of In [3] without `device=`.',
+    where: 'In [3], line 8, in Net.forward (called from line 3 of this cell)',
+    source: TRAIN,
+    cell: 5,
+    lines: [
+      { lineno: 7, text: '        noise = torch.randn(x.shape)', ...IN_3 },
+      { lineno: 8, text: '        return self.fc(x + noise)', ...IN_3 },
+      { lineno: 3, text: '    loss = model(x).sum()', cell: 5, file: '', function: '', elsewhere: false, this: true }
+    ],
+    elsewhere: [{ cell: 3, file: '', source: MODEL }],
+    names: ['x', 'noise'],
+    tensors: [],
+    error: { type: 'RuntimeError', message: 'Tensor on device cpu is not on the expected device meta!' },
+    fix: {
+      description: 'Create `noise` on meta: add `device=device` on line 7 of In [3]',
+      cells: [
+        {
+          target: { execution_count: 3 },
+          source: MODEL_FIXED,
+          original: MODEL,
+          edits: [{ start: 169, end: 169, text: ', device=device' }],
+          diff: [
+            { sign: '@', text: '@@ -7 +7 @@' },
+            { sign: '-', text: '        noise = torch.randn(x.shape)' },
+            { sign: '+', text: '        noise = torch.randn(x.shape, device=device)' }
+          ]
+        }
+      ],
+      source: null,
+      edits: [],
+      diff: []
+    },
+    versions: { torch: '2.13.0', python: '3.11.2' },
+    notes: [],
+    labels: { ...LABELS_2 },
+    ...overrides
+  };
+}

@@ -96,6 +96,46 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "{name} is created on line {lineno} and never moved, so its parameters stay on {odd_device}.",
         "zh": "{name} 在第 {lineno} 行创建后没有被移动，所以它的参数还在 {odd_device} 上。",
     },
+    "devices.why.attribute": {
+        "en": "{name} is a plain tensor attribute, set on line {lineno}: `.to(...)` moves a module's parameters "
+              "and buffers, never its plain attributes, so it stayed on {odd_device}.",
+        "zh": "{name} 是一个普通的张量属性（第 {lineno} 行赋值）：`.to(...)` 只移动模块的参数和缓冲区（buffer），"
+              "从不移动普通属性，所以它留在了 {odd_device} 上。",
+    },
+    "devices.why.weight": {
+        "en": "{name} is the tensor given to the loss on line {lineno} (`{code}`): the loss keeps it on "
+              "{odd_device}, where it was made.",
+        "zh": "{name} 是第 {lineno} 行传给损失函数的张量（`{code}`）：损失函数把它留在创建时所在的 {odd_device} 上。",
+    },
+    "devices.why.comprehension": {
+        "en": "{name} is the dict built on line {lineno} (`{code}`), whose tensors are still on {odd_device}.",
+        "zh": "{name} 是第 {lineno} 行构造的字典（`{code}`），其中的张量仍在 {odd_device} 上。",
+    },
+    "devices.why.dict_loop": {
+        "en": "{name} is a dict of tensors that `{iterable}` yields (line {lineno}), on {odd_device}.",
+        "zh": "{name} 是第 {lineno} 行的 `{iterable}` 产出的张量字典，位于 {odd_device} 上。",
+    },
+    "devices.why.operand": {
+        "en": "`{code}` on line {lineno} gives a tensor on {odd_device}.",
+        "zh": "第 {lineno} 行的 `{code}` 得到的张量在 {odd_device} 上。",
+    },
+    "devices.why.made": {
+        "en": "`{code}` on line {lineno} makes a tensor without `device=`, so it is made on the default device, "
+              "{odd_device}.",
+        "zh": "第 {lineno} 行的 `{code}` 创建张量时没有指定 `device=`，所以它被创建在默认设备 {odd_device} 上。",
+    },
+    "devices.why.passed": {
+        "en": "{name} is `{code}`, passed in on line {lineno}.",
+        "zh": "{name} 就是第 {lineno} 行传进来的 `{code}`。",
+    },
+    "devices.why.returned": {
+        "en": "{name} is what `{code}` returns, on line {lineno}.",
+        "zh": "{name} 是第 {lineno} 行 `{code}` 的返回值。",
+    },
+    "devices.why.batch": {
+        "en": "{name} is made on line {lineno} by `{code}`, on {odd_device}.",
+        "zh": "{name} 是在第 {lineno} 行由 `{code}` 创建的，位于 {odd_device} 上。",
+    },
     "devices.why.explicit": {
         "en": "{name} is put on {odd_device} explicitly on line {lineno}, so which device is meant is not "
               "clear: move one side with `.to(...)`.",
@@ -129,6 +169,32 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "devices.fix.use": {
         "en": "move {name} to {device} where line {lineno} uses it: `.to({expr})`",
         "zh": "在第 {lineno} 行使用 {name} 的地方把它移到 {device} 上：`.to({expr})`",
+    },
+    "devices.fix.buffer": {
+        "en": "register {name} as a buffer on line {lineno} (`register_buffer`), so that `.to(...)` moves it "
+              "with the model, then create the model again",
+        "zh": "在第 {lineno} 行把 {name} 注册为缓冲区（`register_buffer`），让 `.to(...)` 随模型一起移动它，"
+              "然后重新创建模型",
+    },
+    "devices.fix.weight": {
+        "en": "move the loss's tensor to {device} where the loss is made, on line {lineno}: `.to({expr})`",
+        "zh": "在第 {lineno} 行创建损失函数的地方把传给它的张量移到 {device} 上：`.to({expr})`",
+    },
+    "devices.fix.comprehension": {
+        "en": "move each tensor of the dict to {device} where it is built, on line {lineno}: `.to({expr})`",
+        "zh": "在第 {lineno} 行构造字典的地方把其中每个张量移到 {device} 上：`.to({expr})`",
+    },
+    "devices.fix.dict_loop": {
+        "en": "move each tensor of {name} to {device} at the top of the loop on line {lineno}",
+        "zh": "在第 {lineno} 行的循环开头把 {name} 中的每个张量移到 {device} 上",
+    },
+    "devices.fix.operand": {
+        "en": "move `{code}` to {device} on line {lineno}: `.to({expr})`",
+        "zh": "在第 {lineno} 行把 `{code}` 移到 {device} 上：`.to({expr})`",
+    },
+    "devices.fix.made": {
+        "en": "make `{code}` on {device}: add `device={expr}` on line {lineno}",
+        "zh": "把 `{code}` 直接创建在 {device} 上：在第 {lineno} 行加上 `device={expr}`",
     },
     "devices.fix.module": {
         "en": "move {name} to {device} where it is created on line {lineno}: `.to({expr})`",

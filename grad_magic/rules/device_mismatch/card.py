@@ -6,25 +6,37 @@ Wording only through catalog keys.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+import dataclasses
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
 
 from ... import catalog
 from ...facts import shape_text, tensor_fact
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ..context import RuleContext
 from ..kit import failed_op
+from ..places import with_lines
 from ..registry import rule
 from .culprit import Party, Target, parties_of, same_device, target_device
+from .culprit_chain import Chain
 from .culprit_origins import Move, NoMove, Plan, find_moves
-from .fix import moves_fix
+from .fix import cells_fix, moves_fix
 from .message import DeviceError, parse_device_error
 
 KIND = "device-mismatch"
 # what each kind of move says: where the tensor came from (why) and the step of the fix
 ORIGIN_KEYS = {"factory": "devices.why.created", "loop": "devices.why.loop", "use": "devices.why.use",
-               "earlier": "devices.why.earlier", "module": "devices.why.module_made", "taken": "devices.why.taken"}
+               "earlier": "devices.why.earlier", "module": "devices.why.module_made", "taken": "devices.why.taken",
+               "buffer": "devices.why.attribute", "weight": "devices.why.weight",
+               "comprehension": "devices.why.comprehension", "dict_loop": "devices.why.dict_loop",
+               "operand": "devices.why.operand", "made": "devices.why.made",
+               "passed": "devices.why.passed", "returned": "devices.why.returned", "batch": "devices.why.batch"}
 STEP_KEYS = {"factory": "devices.fix.factory", "loop": "devices.fix.loop", "use": "devices.fix.use",
-             "earlier": "devices.fix.use", "module": "devices.fix.module"}
+             "earlier": "devices.fix.use", "module": "devices.fix.module", "buffer": "devices.fix.buffer",
+             "weight": "devices.fix.weight", "comprehension": "devices.fix.comprehension",
+             "dict_loop": "devices.fix.dict_loop", "operand": "devices.fix.operand", "made": "devices.fix.made",
+             "batch": "devices.fix.module"}
 
 
 @rule(KIND, raises=(RuntimeError, ValueError), parse=parse_device_error, matches=(
@@ -39,12 +51,82 @@ STEP_KEYS = {"factory": "devices.fix.factory", "loop": "devices.fix.loop", "use"
 def device_mismatch(ctx: RuleContext, err: DeviceError) -> Optional[Diagnosis]:
     """Tensors on different devices met in one op (model on the GPU, inputs on the CPU)."""
     event = failed_op(ctx)
+    op = (event.name if event is not None else None) or err.method
+    found = chained(ctx, err, op)
+    if found is not NOT_CHAINED:
+        return found
     parties = parties_of(ctx, event)
     target = target_device(ctx, parties, err)
     lineno = event.lineno if event is not None and event.lineno else ctx.record.error_lineno
-    op = (event.name if event is not None else None) or err.method
     plan = find_moves(ctx, target, lineno, parties) if target.device and not err.grad else None
     return _diagnosis(ctx, err, op, lineno, parties, target, plan)
+
+
+NOT_CHAINED = object()  # the chain found no fix: the card of the view alone
+
+
+def chained(ctx: RuleContext, err: DeviceError, op: Optional[str]) -> Any:
+    """The card when the odd tensors were followed, from the frame where the op failed, to where they were
+    made (a method, a helper, a class's `__init__`, the cell that built a loss or a batch): its lines and
+    fixed copies in each cell. None when another view answers (the fix is in the running cell: that view
+    says it); NOT_CHAINED when no fix was found that way."""
+    chain = Chain(ctx, op)
+    if err.grad or not chain.frames:
+        return NOT_CHAINED
+    inner = chain.innermost()
+    parties = parties_of(inner, failed_op(inner))
+    target = target_device(inner, parties, err)
+    if target.device is None:
+        return NOT_CHAINED
+    plan = chain.plan(parties, target)
+    moves = plan.moves
+    steps = [m for m in moves if m.how in STEP_KEYS]
+    if not steps or plan.failure is not None and not moves:
+        return NOT_CHAINED
+    running = chain.outer.filename
+    primary = steps[0].file
+    if primary == running and ctx.elsewhere:
+        return None
+    said = [_words(chain.said_in(m.file), STEP_KEYS[m.how], m, target) for m in steps]
+    description = ctx.say("devices.step_sep").join(said)
+    fix = cells_fix(chain.texts(), moves, running, chain.cells(), description[:1].upper() + description[1:])
+    if fix is None:
+        return NOT_CHAINED
+    odd, rest = _sides(parties, target, err)
+    sides = dict(odd=_labels(ctx, odd), odd_device=_devices_text(ctx, [p.device for p in odd]),
+                 rest=_labels(ctx, rest), device=_devices_text(ctx, [p.device for p in rest] or [target.device]))
+    op_text = f"`{op}`" if op else ctx.say("devices.an_op")
+    lineno = inner.record.error_lineno
+    what = [inner.say("devices.what", op=op_text, lineno=lineno or "?", listing=_listing(inner, parties, err)),
+            inner.say("devices.what_arg", arg=err.arg, odd=err.odd) if err.arg and err.odd else ""]
+    why = [inner.say("devices.why.rule"), _why_target(inner, target, sides)] + \
+        [_words(chain.said_in(m.file), ORIGIN_KEYS[m.how], m, target) for m in moves if m.how in ORIGIN_KEYS]
+    marked = [(inner.record.filename, lineno)] + [(m.file, m.lineno) for m in steps]
+    home = chain.said_in(primary)
+    d = home.diagnosis(
+        KIND, ERROR, title=catalog.tidy(ctx.say("devices.title", op=op_text, **sides), ctx.language),
+        summary=catalog.tidy(ctx.say("devices.summary", **sides), ctx.language),
+        what=catalog.tidy(catalog.sentences(what, ctx.language), ctx.language),
+        why=catalog.tidy(catalog.sentences(why, ctx.language), ctx.language), where="",
+        lines=sorted({n for f, n in marked if f == primary and n}), names=[p.name for p in parties if p.name],
+        tensors=_facts(parties))
+    return _placed(chain, d, [(f, n) for f, n in marked if f != primary and n], fix, _where(inner, chain))
+
+
+def _placed(chain: Chain, d: Diagnosis, marks: Sequence[Tuple[str, int]], fix: Fix, where: str) -> Diagnosis:
+    """`d` (said from one cell) with the lines of the other cells marked, the fix and where the op failed."""
+    for filename in dict.fromkeys(f for f, _ in marks):
+        d = with_lines(d, chain.said_in(filename), [n for f, n in marks if f == filename])
+    return dataclasses.replace(d, fix=fix, where=where)
+
+
+def _where(inner: RuleContext, chain: Chain) -> str:
+    """Where the op failed: `In [3], line 17, in Net.forward (called from line 4 of this cell)`."""
+    lineno = inner.record.error_lineno
+    if not inner.elsewhere:
+        return inner.where(lineno)
+    return catalog.message("where.via", inner.language, where=inner.where(lineno),
+                           lineno=chain.outer.error_lineno)
 
 
 def _diagnosis(ctx: RuleContext, err: DeviceError, op: Optional[str], lineno: Optional[int],
@@ -99,7 +181,7 @@ def _sides(parties: Sequence[Party], target: Target, err: DeviceError) -> Tuple[
 
 def _label(ctx: RuleContext, p: Party) -> str:
     """`x`, `model`'s parameters, or an intermediate result (a tensor without a name)."""
-    if p.module:
+    if p.module and not (p.name and isinstance(p.obj, torch.Tensor) and not isinstance(p.obj, torch.nn.Parameter)):
         return ctx.say("devices.parameters", module=f"`{p.module}`")
     return f"`{p.name}`" if p.name else ctx.say("devices.unnamed")
 

@@ -15,6 +15,7 @@ import torch
 from ...record import OpEvent
 from ..context import RuleContext, dotted_names
 from ..kit import device_variables
+from .culprit_paths import path_to, root_of
 from .message import DeviceError
 
 
@@ -51,7 +52,16 @@ def parties_of(ctx: RuleContext, event: Optional[OpEvent]) -> List[Party]:
 
 
 def _party(ctx: RuleContext, obj: Optional[torch.Tensor], device: str, shape: tuple, dtype: str) -> Party:
-    names = sorted(ctx.names.names_for(obj), key=len) if obj is not None else []
+    # NB: the frame's own names first (`self.fc.weight`, not the namespace's `net.fc.weight`), shortest first
+    own = ctx.record.error_locals if ctx.record.error_locals is not ctx.namespace else None
+    names = sorted(ctx.names.names_for(obj), key=lambda n: (own is not None and n.split(".")[0] not in own,
+                                                             len(n))) if obj is not None else []
+    if not names and obj is not None and ctx.record.error_locals is not None:
+        # NB: `self.pe`, `state[1]`, `inputs["mask"]`: by its path from the frame's own variables
+        line = ctx.record.source_line(ctx.record.error_lineno)
+        path = path_to(ctx.record.error_locals, obj, [root_of(n) for n in dotted_names(line)])
+        if path is not None:
+            return Party(path, device, obj, None, tuple(shape), dtype)
     module = next((n.rsplit(".", 1)[0] for n in names if "." in n
                    and isinstance(ctx.names.lookup(n.rsplit(".", 1)[0]), torch.nn.Module)), None)
     return Party(names[0] if names else None, device, obj, module, tuple(shape), dtype)

@@ -11,6 +11,7 @@ never data.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, List, Optional, Sequence, Set, Tuple
@@ -44,6 +45,7 @@ class Move:
     expr: str = ""  # the target device as the spot can write it: `device`, `model.weight.device`
     nodes: Tuple[ast.AST, ...] = field(default=(), compare=False, repr=False)
     code: str = ""
+    file: str = ""  # the cell (compiled name) or file whose text the move edits: set by its Mover
 
 
 @dataclass(frozen=True)
@@ -70,16 +72,19 @@ def find_moves(ctx: RuleContext, target: Target, lineno: Optional[int], parties:
 
 
 class Mover:
-    """Finds, for each odd tensor, the smallest spot that puts it on the target device."""
+    """Finds, for each odd tensor, the smallest spot that puts it on the target device -- in one cell (or
+    file), seen from one frame; `chain` (culprit_chain.py) follows a tensor into other frames and cells."""
 
-    def __init__(self, ctx: RuleContext, target: Target, lineno: Optional[int]) -> None:
+    def __init__(self, ctx: RuleContext, target: Target, lineno: Optional[int], plan: Optional[Plan] = None,
+                 chain: Any = None, index: Optional[int] = None) -> None:
         self.ctx, self.target, self.lineno = ctx, target, lineno
         self.src = ctx.record.source
         self.tree = cell_tree(self.src)
         self.cell = Scopes(self.tree)
-        self.result = Plan()
+        self.result = plan if plan is not None else Plan()
         self.moved: Set[str] = set()
         self.parties: List[Party] = []
+        self.chain, self.index = chain, index  # NB: the frame this Mover reads, in the chain's frames
 
     @cached_property
     def top_names(self) -> NameIndex:
@@ -94,7 +99,8 @@ class Mover:
         self.parties = [p for p in parties if p.obj is not None and same_device(p.device, self.target.device)]
         odd = [p for p in parties if not same_device(p.device, self.target.device)]
         named = [p for p in odd if p.name]
-        if not named:
+        unnamed = len(named) < len(odd) and self.chain is not None and self.chain.unnamed(self, odd)
+        if not named and not unnamed:
             plan.failure = NoMove("no_named")
             return plan
         if self.tree is None or self.lineno is None:
@@ -114,11 +120,14 @@ class Mover:
     # -- one odd tensor --
 
     def move(self, p: Party) -> bool:
-        if p.module:
-            return self.move_module(p)
         name = p.name
         if name in self.moved:
             return True
+        hopped = self.chain.hop(self, p) if self.chain is not None and self.tree is not None else None
+        if hopped is not None:
+            return hopped
+        if p.module:
+            return self.move_module(p)
         scope = self.cell.scope(self.lineno)
         loop = self.cell.loop_binding(scope, name, self.lineno)
         if loop is not None:
@@ -142,7 +151,8 @@ class Mover:
         at = len(self.result.moves)
         if source.name in self.moved or self.move(source):
             self.moved.add(name)
-            self.result.moves.insert(at, Move("taken", (name,), lineno, source.device, code=source.name))
+            self.result.moves.insert(at, Move("taken", (name,), lineno, source.device, code=source.name,
+                                                       file=self.ctx.record.filename))
             return True
         return False
 
@@ -217,7 +227,7 @@ class Mover:
 
     def done(self, move: Move) -> bool:
         self.moved.update(move.names)
-        self.result.moves.append(move)
+        self.result.moves.append(dataclasses.replace(move, file=self.ctx.record.filename))
         return True
 
     # -- live objects, by the user's names (metadata only) --
@@ -231,11 +241,17 @@ class Mover:
         return isinstance(obj, torch.Tensor) and same_device(str(obj.device), device)
 
     def device_expr(self, lineno: int) -> Optional[str]:
-        """How to say the target device at `lineno`: the cell's `device`, else `<a tensor there>.device`."""
+        """How to say the target device at `lineno`: the cell's `device`, else `<a tensor there>.device`; in a
+        function, its own input's device first (a global `device` may be stale, or absent where it runs)."""
         t = self.target
+        scope = self.cell.scope(lineno)
+        at_top = scope is self.tree
+        if not at_top and self.chain is not None:
+            own = self.chain.own_device(self, scope, lineno)
+            if own is not None:
+                return own
         if t.variable and self.bound(t.variable, lineno):
             return t.variable
-        at_top = self.cell.scope(lineno) is self.tree
         for name in self.candidates(at_top):
             if self.bound(name.split(".")[0], lineno):
                 return f"{name}.device"

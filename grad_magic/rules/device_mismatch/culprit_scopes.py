@@ -46,8 +46,10 @@ class Scopes:
         return (n for n in self.nodes(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)))
 
     def last_binding(self, scope: ast.AST, name: str, lineno: int) -> Optional[ast.Assign]:
-        """The plain `name = ...` that made the value seen at `lineno` (None if anything else bound it)."""
-        found = [s for s in self.bindings(scope) if binds(s, name) and s.lineno <= lineno]
+        """The plain `name = ...` that made the value seen at `lineno` (None if anything else bound it); an
+        assignment on `lineno` itself binds only after its value is computed."""
+        found = [s for s in self.bindings(scope) if binds(s, name) and s.lineno <= lineno
+                 and (isinstance(s, ast.For) or s.end_lineno < lineno or s.lineno > lineno)]
         last = max(found, key=lambda s: s.lineno) if found else None
         return last if isinstance(last, ast.Assign) and single_target(last) == name else None
 

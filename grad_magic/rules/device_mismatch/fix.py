@@ -7,18 +7,18 @@ only; the description comes from the card.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from ...cell import indent_of, node_span, split_lines
 from ...edits import insert_line_before, make_fix
-from ...model import Fix, TextEdit
+from ...model import CellFix, Fix, TextEdit
 from ..kit import appended
 from .culprit_origins import Move
 
 
 def move_edits(source: str, move: Move) -> List[TextEdit]:
     """The edits of one move ("taken" has none: the tensor it is taken from moves)."""
-    if move.how == "factory":
+    if move.how in ("factory", "made"):
         return [device_keyword(source, move.nodes[0], move.expr)]
     if move.how == "loop":
         first = move.nodes[0]
@@ -27,9 +27,26 @@ def move_edits(source: str, move: Move) -> List[TextEdit]:
         return [insert_line_before(source, first.lineno, f"{indent}{', '.join(move.names)} = {moved}")]
     if move.how in ("use", "earlier"):
         return [TextEdit(end, end, f".to({move.expr})") for end in (node_span(source, n)[1] for n in move.nodes)]
-    if move.how == "module":
+    if move.how in ("module", "weight", "comprehension", "operand"):
         return appended(source, move.nodes[0], f".to({move.expr})")
+    if move.how == "dict_loop":
+        first, name = move.nodes[0], move.names[0]
+        indent = indent_of(split_lines(source)[first.lineno - 1])
+        line = f"{indent}{name} = {{k: v.to({move.expr}) for k, v in {name}.items()}}"
+        return [insert_line_before(source, first.lineno, line)]
+    if move.how == "buffer":
+        return [e for stmt in move.nodes for e in buffer_edits(source, stmt, move.code)]
     return []
+
+
+def buffer_edits(source: str, stmt: ast.Assign, attr: str) -> List[TextEdit]:
+    """`self.pe = value` -> `self.register_buffer("pe", value)`: the value's text kept as it is."""
+    target = stmt.targets[0]
+    start, _ = node_span(source, target)
+    owner_start, owner_end = node_span(source, target.value)
+    value_start, value_end = node_span(source, stmt.value)
+    head = f'{source[owner_start:owner_end]}.register_buffer("{attr}", '
+    return [TextEdit(start, value_start, head), TextEdit(value_end, value_end, ")")]
 
 
 def device_keyword(source: str, call: ast.Call, expr: str) -> TextEdit:
@@ -45,3 +62,24 @@ def device_keyword(source: str, call: ast.Call, expr: str) -> TextEdit:
 def moves_fix(source: str, moves: Sequence[Move], description: str) -> Optional[Fix]:
     """The fixed cell, or None when the moves make no edit or the result would not parse."""
     return make_fix(source, [e for m in moves for e in move_edits(source, m)], description)
+
+
+def cells_fix(texts: Dict[str, str], moves: Sequence[Move], running: str, cells: Dict[str, Optional[int]],
+              description: str) -> Optional[Fix]:
+    """The moves of several cells (by compiled name, `texts` their text as typed): the running cell's fixed
+    text, and a fixed copy of each other cell. None when a cell's edits would not parse."""
+    fixed = {}
+    for name in dict.fromkeys(m.file for m in moves):
+        edits = [e for m in moves if m.file == name for e in move_edits(texts[name], m)]
+        if not edits:
+            continue
+        fix = make_fix(texts[name], edits, description)
+        if fix is None:
+            return None
+        fixed[name] = fix
+    if not fixed:
+        return None
+    here = fixed.pop(running, None)
+    others = tuple(CellFix(cells.get(name), "" if cells.get(name) is not None else name, texts[name], f.source,
+                           f.edits) for name, f in fixed.items())
+    return Fix(description, here.source if here else "", here.edits if here else (), others)

@@ -1,0 +1,373 @@
+"""The culprit seam of `device-mismatch`, part three: an odd tensor followed out of the frame where the op
+failed -- to the caller that passed it (by identity in the caller's variables: `batch["attention_mask"]`),
+into the helper that returned it (`state = rnn.init_hidden(...)`), to the class that keeps it as a plain
+attribute (`self.pe = ...` in `__init__`), to the cell that built the loss it weighs
+(`nn.CrossEntropyLoss(weight=w)`) -- and to the spot there that puts it on the target device.
+
+Evidence is what ran: the traceback's frames and their variables, the live objects reached from them, the
+functions' and classes' own code (its cell by compiled name). Each spot is a `Move` of a `Mover` that reads
+that cell; the moves of every cell go into one `Plan`.
+May touch: frames' variables, live objects' dicts and types (metadata only, no user code runs), the user's
+cells' text. No wording.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import types
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from ...cell import enclosing_statement
+from ...sources import Frame, Site
+from ..context import RuleContext, dotted_names
+from ..kit import dotted, one_line
+from .culprit import Party, Target, same_device
+from ..places import function_place, global_assignment, item_returned, self_assignments
+from .culprit_origins import Move, Mover, Plan
+from .culprit_paths import item_of, owner_of, parameter_path, path_to, resolve, root_of
+from .culprit_scopes import binds, placed
+
+_OPS = {ast.Add: ("add", "__add__", "__radd__"), ast.Sub: ("sub", "__sub__", "__rsub__", "rsub"),
+        ast.Mult: ("mul", "__mul__", "__rmul__"), ast.Div: ("div", "true_divide", "__truediv__", "__rtruediv__"),
+        ast.MatMult: ("matmul", "__matmul__", "__rmatmul__"), ast.BitAnd: ("__and__", "bitwise_and", "__rand__"),
+        ast.BitOr: ("__or__", "bitwise_or", "__ror__"), ast.Pow: ("pow", "__pow__", "__rpow__")}
+
+
+class Chain:
+    """The user frames of the run (outermost first) and a Mover per frame or place, sharing one Plan."""
+
+    def __init__(self, ctx: RuleContext, op: Optional[str]) -> None:
+        self.outer = ctx.record.outer if ctx.record.outer is not None else ctx.record
+        self.base = RuleContext(self.outer, ctx.namespace, ctx.language)
+        self.frames: List[Frame] = list(self.outer.frames)
+        self.target, self.op = Target(None, "unclear"), op
+        self.result = Plan()
+        self.movers: Dict[Any, Mover] = {}
+
+    # -- frames and places --
+
+    def context(self, i: int) -> RuleContext:
+        """Frame i seen as a rule sees it: a view for another cell, the running cell re-based on its line."""
+        frame = self.frames[i]
+        if frame.site.filename != self.outer.filename:
+            return self.base.view(frame)
+        record = dataclasses.replace(self.outer, error_lineno=frame.site.lineno, error_locals=frame.local_names)
+        return RuleContext(record, self.base.namespace, self.base.language)
+
+    def innermost(self) -> RuleContext:
+        return self.context(len(self.frames) - 1) if self.frames else self.base
+
+    def mover(self, i: int) -> Mover:
+        if i not in self.movers:
+            ctx = self.context(i)
+            self.movers[i] = Mover(ctx, self.target, ctx.record.error_lineno, self.result, self, i)
+        return self.movers[i]
+
+    def place(self, filename: str, lineno: int, function: str, variables: Optional[dict]) -> Mover:
+        """A Mover for code not on the stack (a helper that returned, a class's `__init__`, an earlier cell)."""
+        key = (filename, function)
+        if key not in self.movers:
+            sources = self.outer.sources
+            if filename == self.outer.filename:
+                record = dataclasses.replace(self.outer, error_lineno=lineno, error_locals=variables)
+                ctx = RuleContext(record, self.base.namespace, self.base.language)
+            else:
+                cell = sources.cell_number(filename) if sources is not None else None
+                ctx = self.base.view(Frame(Site(filename, lineno, function, cell), variables))
+            self.movers[key] = Mover(ctx, self.target, lineno, self.result, self, None)
+        mover = self.movers[key]
+        mover.lineno = lineno
+        return mover
+
+    def plan(self, parties: Sequence[Party], target: Target) -> Plan:
+        self.target = target
+        return self.mover(len(self.frames) - 1).plan(parties) if self.frames else self.result
+
+    # -- the cells the moves are in: their text, number, and a context that says their lines --
+
+    def said_in(self, filename: str) -> RuleContext:
+        if filename == self.outer.filename:
+            return self.base
+        return next(m.ctx for m in self.movers.values() if m.ctx.record.filename == filename)
+
+    def texts(self) -> Dict[str, str]:
+        return {m.ctx.record.filename: m.ctx.record.source for m in self.movers.values()}
+
+    def cells(self) -> Dict[str, Optional[int]]:
+        return {m.ctx.record.filename: m.ctx.record.cell for m in self.movers.values()}
+
+    # -- the hops, asked by a Mover before its own cell-local search (None: not this mover's business) --
+
+    def hop(self, m: Mover, p: Party) -> Optional[bool]:
+        path = p.name
+        owner_path, attr = owner_of(path)
+        if attr is not None:
+            owner = resolve(m.ctx, owner_path)
+            if isinstance(owner, torch.nn.Module) and _plain(owner, attr):
+                return self.attribute(m, p, owner, attr)
+            if isinstance(owner, torch.nn.Module) and _loss_weight(owner, attr):
+                return self.loss_weight(m, p, owner_path, owner, attr)
+        root = root_of(path)
+        head, key = item_of(path)
+        scope = m.cell.scope(m.lineno)
+        if self.is_parameter(m, scope, root) and (path == root or head == root or attr is not None):
+            return self.outward(m, p)
+        if path != root and head != root:
+            return None
+        loop = m.cell.loop_binding(scope, root, m.lineno)
+        if loop is not None and key is not None:
+            return self.dict_loop(m, p, root, loop)
+        binding = m.cell.last_binding(scope, root, m.lineno)
+        if binding is None or placed(binding.value):
+            return None
+        if isinstance(binding.value, ast.DictComp) and key is not None:
+            return self.comprehension(m, p, root, binding)
+        if isinstance(binding.value, ast.Call):
+            return self.into(m, p, key, binding)
+        return None
+
+    def is_parameter(self, m: Mover, scope: ast.AST, name: str) -> bool:
+        """`name` is a parameter of the function the line is in, not bound again before the line."""
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        a = scope.args
+        if name not in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+            return False
+        return not any(binds(s, name) and s.lineno < m.lineno for s in m.cell.bindings(scope))
+
+    def outward(self, m: Mover, p: Party) -> Optional[bool]:
+        """The caller passed it: the same object, named in the caller's frame."""
+        if m.index is None or m.index == 0 or p.obj is None:
+            return None
+        caller = self.mover(m.index - 1)
+        line = caller.ctx.record.source_line(caller.lineno)
+        first = [root_of(n) for n in dotted_names(line)]
+        path = path_to(caller.ctx.record.error_locals, p.obj, first)
+        if path is None:
+            return None
+        at = len(self.result.moves)
+        if not caller.move(named(caller.ctx, p, path)):
+            return False
+        if path != p.name:  # NB: no edit: says how the caller's tensor got its name here
+            self.result.moves.insert(at, Move("passed", (p.name,), caller.lineno, p.device, code=path,
+                                              file=caller.ctx.record.filename))
+        return True
+
+    def into(self, m: Mover, p: Party, key: Any, binding: ast.Assign) -> Optional[bool]:
+        """`state = rnn.init_hidden(n)`: the helper's `return` and what made the value it returns."""
+        fn, instance = callee(m.ctx, binding.value.func)
+        place = function_place(m.ctx, fn) if fn is not None and not isinstance(key, str) else None
+        values = item_returned(place, key) if place is not None else []
+        if len(values) != 1:
+            return None
+        value, node = values[0], place.node
+        args = node.args.posonlyargs + node.args.args
+        variables = {args[0].arg: instance} if instance is not None and args else {}
+        inner = self.place(place.ctx.record.filename, value.lineno, fn.__qualname__, variables)
+        at = len(self.result.moves)
+        if isinstance(value, ast.Name):
+            moved = inner.move(Party(value.id, p.device, p.obj, None, p.shape, p.dtype))
+        elif isinstance(value, ast.Call) and inner.is_factory(value.func) and not placed(value):
+            moved = self.factory(inner, value, p.device)
+        else:
+            return None
+        if moved:  # NB: no edit: says where the value came from
+            self.result.moves.insert(at, Move("returned", (root_of(p.name),), binding.lineno, p.device,
+                                              code=one_line(m.src, binding.value), file=m.ctx.record.filename))
+        return moved
+
+    def attribute(self, m: Mover, p: Party, owner: torch.nn.Module, attr: str) -> bool:
+        """A tensor kept as a plain attribute (`self.pe = ...`): `.to()` moves parameters and buffers only.
+        Every plain tensor attribute of the same module on the odd device that the failing function reads
+        becomes a buffer too."""
+        reads = {n.attr for n in ast.walk(m.cell.scope(m.lineno)) if isinstance(n, ast.Attribute)
+                 and isinstance(n.ctx, ast.Load)} if m.tree is not None else set()
+        names = [attr] + sorted(a for a in reads - {attr} if _plain(owner, a)
+                                and same_device(str(owner.__dict__[a].device), p.device))
+        owner_path = owner_of(p.name)[0]
+        return all(self.buffer(owner, a, f"{owner_path}.{a}", p.device) for a in names)
+
+    def buffer(self, owner: torch.nn.Module, attr: str, path: str, device: str) -> bool:
+        """`self.<attr> = value` in the first `__init__` of the module's classes that sets it, made
+        `self.register_buffer("<attr>", value)` (every such statement there)."""
+        for cls in type(owner).__mro__:
+            if cls is torch.nn.Module:
+                break
+            place = function_place(self.base, vars(cls).get("__init__"))
+            sets = self_assignments(place, attr) if place is not None else []
+            if not sets:
+                continue
+            plain = [s for s in sets if isinstance(s, ast.Assign) and len(s.targets) == 1]
+            if len(plain) != len(sets) or place.node.args.args[:1] and place.node.args.args[0].arg != "self":
+                return False
+            inner = self.place(place.ctx.record.filename, plain[0].lineno, vars(cls)["__init__"].__qualname__,
+                               {"self": owner})
+            return inner.done(Move("buffer", (path,), plain[0].lineno, device, "", tuple(plain), attr))
+        return False
+
+    def loss_weight(self, m: Mover, p: Party, owner_path: str, owner: Any, attr: str) -> Optional[bool]:
+        """`criterion = nn.CrossEntropyLoss(weight=w)`: the weight moves where the loss is made."""
+        made = self.made(m, p, owner_path, owner)
+        if made is None or made is True or made is False:
+            return made
+        where, stmt = made
+        call = stmt.value
+        arg = next((k.value for k in call.keywords if k.arg == attr), None)
+        if arg is None and attr == "weight" and call.args:
+            arg = call.args[0]
+        expr = where.device_expr(stmt.lineno)
+        if arg is None or expr is None:
+            return None
+        return where.done(Move("weight", (p.name,), stmt.lineno, p.device, expr, (arg,), one_line(where.src, arg)))
+
+    def made(self, m: Mover, p: Party, name: str, obj: Any) -> Any:
+        """Where the module `name` (a plain name) was made by calling its class: (Mover, the assignment) --
+        in this scope, or the last earlier cell that assigned it at its top level; a parameter is followed
+        to the caller (True/False: what that gave). None when not found."""
+        if name != root_of(name) or "." in name:
+            return None
+        scope = m.cell.scope(m.lineno)
+        if self.is_parameter(m, scope, name):
+            return self.outward(m, p)
+        stmt, where = m.cell.last_binding(scope, name, m.lineno), m
+        if stmt is None and m.cell.bound_before(name, m.lineno) is None:
+            found = global_assignment(self.base, name)
+            if found is None or not isinstance(found.node, ast.Assign):
+                return None
+            stmt = found.node
+            where = self.place(found.ctx.record.filename, stmt.lineno, "<module>", None)
+        if stmt is None or not isinstance(stmt.value, ast.Call) or callee(where.ctx, stmt.value.func)[0] \
+                is not type(obj):
+            return None
+        return where, stmt
+
+    def comprehension(self, m: Mover, p: Party, root: str, binding: ast.Assign) -> Optional[bool]:
+        """`batch = {k: v for k, v in batch.items()}`: each value moves in the comprehension."""
+        if not _tensors_only(resolve(m.ctx, root)):
+            return None
+        expr = m.device_expr(binding.lineno)
+        if expr is None:
+            return None
+        return m.done(Move("comprehension", (root,), binding.lineno, p.device, expr, (binding.value.value,),
+                           one_line(m.src, binding.value)))
+
+    def dict_loop(self, m: Mover, p: Party, root: str, loop: ast.For) -> Optional[bool]:
+        """`for batch in loader:` yielding dicts: a line at the top of the loop moves each value."""
+        first = loop.body[0]
+        expr = m.device_expr(first.lineno)
+        if not (isinstance(loop.target, ast.Name) and loop.target.id == root) or first.lineno == loop.lineno \
+                or expr is None or not _tensors_only(resolve(m.ctx, root)):
+            return None
+        return m.done(Move("dict_loop", (root,), loop.lineno, p.device, expr, (first,), one_line(m.src, loop.iter)))
+
+    # -- an intermediate result on the odd device, made on the failing line --
+
+    def unnamed(self, m: Mover, odd: Sequence[Party]) -> bool:
+        """`mu + sigma * torch.randn(mu.shape)`: the factory without `device=`; `mask & make_mask(n)`: the
+        operand that is no named tensor. False when the line does not say which it is."""
+        stmt = enclosing_statement(m.tree, m.lineno) if m.tree is not None and m.lineno else None
+        unnamed = [p for p in odd if not p.name]
+        if stmt is None or len({p.device for p in unnamed}) != 1:
+            return False
+        device = unnamed[0].device
+        factories = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and m.is_factory(c.func)
+                     and not any(k.arg in ("device", None) for k in c.keywords)]
+        if factories and same_device(str(torch.get_default_device()), device):
+            return all(self.factory(m, c, device) for c in factories)
+        operands = self.operands(m, stmt)
+        if len(operands) != 1 or len(unnamed) != 1:
+            return False
+        expr = m.device_expr(m.lineno)
+        return expr is not None and m.done(Move("operand", (), m.lineno, device, expr, (operands[0],),
+                                                one_line(m.src, operands[0])))
+
+    def factory(self, m: Mover, call: ast.Call, device: str) -> bool:
+        expr = m.device_expr(call.lineno)
+        return expr is not None and m.done(Move("made", (), call.lineno, device, expr, (call,),
+                                                one_line(m.src, call)))
+
+    def operands(self, m: Mover, stmt: ast.stmt) -> List[ast.AST]:
+        """The operands of the failed op on the line that are no named tensor, beside one that is."""
+        found = []
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.BinOp) and self.op in _OPS.get(type(node.op), ()):
+                for a, b in ((node.left, node.right), (node.right, node.left)):
+                    named_a = isinstance(resolve(m.ctx, dotted(a) or ""), torch.Tensor)
+                    if named_a and not isinstance(resolve(m.ctx, dotted(b) or ""), torch.Tensor) \
+                            and not isinstance(b, ast.Constant) and not placed(b):
+                        found.append(b)
+        return found
+
+    # -- the device as a function says it --
+
+    def own_device(self, m: Mover, scope: ast.AST, lineno: int) -> Optional[str]:
+        """In a function, `<a tensor there>.device`: the parameters the line names, the variables it names,
+        the other parameters (its input), then its module's first parameter (`self.fc.weight.device`). Read
+        from the frame's own variables only: a global `device` may be stale, or absent where it runs."""
+        variables = m.ctx.record.error_locals or {}
+        a = scope.args
+        params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        stmt = enclosing_statement(m.tree, lineno)
+        on_line = list(dict.fromkeys(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))) if stmt else []
+        bound = {n for s in m.cell.bindings(scope) if s.lineno < lineno for n in on_line if binds(s, n)}
+        order = [n for n in on_line if n in params and n not in bound] + \
+                [n for n in on_line if n in bound and n not in params] + \
+                [n for n in params if n not in on_line and not any(binds(s, n) for s in m.cell.bindings(scope)
+                                                                    if s.lineno < lineno)]
+        for name in order:
+            value = variables.get(name)
+            if isinstance(value, torch.Tensor) and same_device(str(value.device), self.target.device):
+                return f"{name}.device"
+        for name in params[:1]:
+            value = variables.get(name)
+            if isinstance(value, torch.nn.Module):
+                path = parameter_path(value, name, lambda t: same_device(str(t.device), self.target.device))
+                if path is not None:
+                    return f"{path}.device"
+        return None
+
+def named(ctx: RuleContext, p: Party, path: str) -> Party:
+    """The party `p` by its name in another frame: `module` set when the path is a module's tensor."""
+    owner_path, attr = owner_of(path)
+    owner = resolve(ctx, owner_path) if attr is not None else None
+    module = owner_path if isinstance(owner, torch.nn.Module) and not _plain(owner, attr) else None
+    return Party(path, p.device, p.obj, module, p.shape, p.dtype)
+
+
+def _plain(owner: torch.nn.Module, attr: str) -> bool:
+    """A tensor in the module's `__dict__`, not in its registries."""
+    try:
+        own = object.__getattribute__(owner, "__dict__")
+    except Exception:
+        return False
+    return isinstance(own.get(attr), torch.Tensor) and not isinstance(own.get(attr), torch.nn.Parameter)
+
+
+def _loss_weight(owner: torch.nn.Module, attr: str) -> bool:
+    """A loss module's buffer (`weight`, `pos_weight`): what its constructor was given."""
+    return isinstance(owner, torch.nn.modules.loss._Loss) and attr in (owner.__dict__.get("_buffers") or {})
+
+
+def _tensors_only(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, torch.Tensor) for v in value.values())
+
+
+def callee(ctx: RuleContext, func: ast.AST) -> Tuple[Any, Any]:
+    """(function, its instance) a call's callee names: `rnn.init_hidden` -> (CharRNN.init_hidden, rnn) --
+    found on the instance's class without running anything; a plain name -> (its object, None)."""
+    name = dotted(func)
+    if not name:
+        return None, None
+    owner_path, attr = owner_of(name)
+    owner = resolve(ctx, owner_path) if attr is not None else None
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        try:
+            found = inspect.getattr_static(type(owner), attr)
+        except AttributeError:
+            found = None
+        if isinstance(found, types.FunctionType):
+            return found, owner
+    return resolve(ctx, name), None

@@ -384,3 +384,20 @@ def test_an_inference_tensor_assigned_by_an_earlier_cell_gets_no_grad_there(shel
     d = card_of(shell, cells, "inference-tensor-backward", RuntimeError)
     assert lines_of(d) == [(2, 1), (3, 2)]
     assert fix_runs_clean(shell, cells, d)[1].splitlines() == ["with torch.no_grad():", "    feats = backbone(x)"]
+
+
+def test_a_critics_loop_over_a_generator_output_made_before_it_reads_it_detached(shell):
+    cells = [IMPORTS + "G, D = nn.Linear(2, 4), nn.Linear(4, 1)\noptD = torch.optim.RMSprop(D.parameters(), lr=5e-5)\n",
+             "%%gradcheck\nreal = torch.randn(8, 4)\nfake = G(torch.randn(8, 2))\nfor _ in range(5):\n"
+             "    critic_fake = D(fake).mean()\n    d_loss = critic_fake - D(real).mean()\n    optD.zero_grad()\n"
+             "    d_loss.backward()\n    optD.step()\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert {(2, 3), (2, 4), (2, 5), (2, 8)} <= set(lines_of(d)) and "`optD`" in d.why
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[4] == "    critic_fake = D(fake.detach()).mean()"
+
+
+def test_an_out_buffer_a_helper_was_given_is_not_rebound(shell):
+    cells = [IMPORTS, "def fill(a, b, buf):\n    torch.mul(a, b, out=buf)\n    return buf\n",
+             "%%gradcheck\nw = torch.ones(3, requires_grad=True)\nfill(w, w, torch.empty(3))\n"]
+    d = card_of(shell, cells, "out-with-grad", RuntimeError)
+    assert (2, 2) in lines_of(d) and d.fix is None and "parameter of the function" in d.why

@@ -48,6 +48,27 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Stop the first backward at `{name}`: `{name}.detach()` where the loss of line {lineno} reads it",
         "zh": "让第一次 backward 停在 `{name}`：在第 {lineno} 行的损失读取它的地方改为 `{name}.detach()`",
     },
+    # -- a critic's loop over a generator's output made once, before it --
+    "backward.twice.why_before_loop_detach_title": {
+        "en": "{graph} is computed once, before the loop, and every iteration's backward() goes through its graph",
+        "zh": "{graph} 只在循环之前计算了一次，而每次迭代的 backward() 都要经过它的计算图",
+    },
+    "backward.twice.why_before_loop_detach": {
+        "en": "{graph} is computed on line {lineno}, before the loop on line {loop}, and {tensor} reads it in every "
+              "iteration: the first iteration's backward() goes through {graph} into the network that made it and "
+              "frees that part of the graph, so the second finds it gone. {optimizer}, the optimizer the loop "
+              "steps, holds none of that network's parameters: detached where the loss reads it, {graph} gives "
+              "the same values and the backward() stops there (as a critic's loop does with `D(fake.detach())`).",
+        "zh": "{graph} 在第 {lineno} 行、第 {loop} 行的循环之前计算，而 {tensor} 在每次迭代中都读取它：第一次迭代的 "
+              "backward() 经过 {graph} 回溯到生成它的网络并释放了那部分计算图，第二次就找不到了。循环里 step 的优化器 "
+              "{optimizer} 并不持有那个网络的任何参数：在损失读取 {graph} 的地方对它调用 detach()，值不变，backward() "
+              "也会停在那里（就像判别器的循环用 `D(fake.detach())` 那样）。",
+    },
+    "backward.twice.fix_detach_reads_each": {
+        "en": "Stop every iteration's backward at `{name}`: `{name}.detach()` where the loss backpropagated on "
+              "line {lineno} reads it",
+        "zh": "让每次迭代的 backward 停在 `{name}`：在第 {lineno} 行反向传播的损失读取它的地方改为 `{name}.detach()`",
+    },
     # -- a graph the caller passed in --
     "backward.twice.why_passed_title": {
         "en": "{graph} is computed once and backpropagated again by {function}",
@@ -131,5 +152,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{function} 在第 {lineno} 行用 torch.inference_mode() 装饰，所以它返回的每个张量（包括 {tensor}）都是推理"
               "张量。改用 torch.no_grad() 装饰，它创建的就是普通张量：仍然没有计算图（它的参数得不到梯度），但之后的"
               "计算可以让 autograd 使用它们。",
+    },
+    # -- out-with-grad: `out=` a helper's parameter --
+    "backward.out.why_passed": {
+        "en": "`{out}` is a parameter of the function: assigning the result to it would leave the caller's tensor "
+              "unfilled, so no fix is proposed. Drop `out=`, return the result and use it where the caller used "
+              "`{out}`.",
+        "zh": "`{out}` 是这个函数的参数：把结果赋值给它不会填充调用者的张量，因此不提供修复。请去掉 `out=`，返回结果，"
+              "并在调用者使用 `{out}` 的地方改用返回值。",
     },
 }

@@ -7,12 +7,13 @@ the RuleContext's wording; nothing live.
 """
 from __future__ import annotations
 
+import ast
 from typing import List, Optional, Tuple
 
 from ... import catalog
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
-from ..kit import dotted, one_line
+from ..kit import dotted, names_an_argument, one_line
 from ..places import with_lines
 from ..registry import rule
 from .culprit import Refused, named_fact, out_call, reduction, refused_tensor
@@ -132,9 +133,11 @@ def out_with_grad(ctx: RuleContext, err: OutWithGrad) -> Diagnosis:
     found = out_call(ctx)
     call, out, graded = found.call, found.out, found.graded
     why = [ctx.say("backward.out.why", op=err.op)]
-    fix = out_fix(ctx, found.site, call, found.out_node, out) if call else None
+    # NB: a helper's own parameter given as `out=`: rebinding it would leave the caller's tensor unfilled
+    passed = isinstance(found.out_node, ast.Name) and names_an_argument(ctx, found.out_node, lineno)
+    fix = out_fix(ctx, found.site, call, found.out_node, out) if call and not passed else None
     if fix is None:
-        why.append(ctx.say("backward.out.why_no_fix"))
+        why.append(ctx.say("backward.out.why_passed", out=out) if passed else ctx.say("backward.out.why_no_fix"))
     grads = catalog.listing((f"`{f.name}`" for f in graded), ctx.language) or ctx.say("backward.out.an_input")
     code = one_line(ctx.record.source, call) if call else f"{err.op}(..., out=...)"
     return ctx.diagnosis(

@@ -42,6 +42,7 @@ class DetachReads:
 
     reads: Tuple[ast.Name, ...]
     lineno: int  # the first loss's backward()
+    each: bool = False  # every iteration's loss reads it (a critic's loop), not the first of two losses
 
 
 @dataclass(frozen=True)

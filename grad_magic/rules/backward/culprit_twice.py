@@ -211,6 +211,11 @@ def _graph_before_loop(ctx: RuleContext, site: Site, loop: ast.AST,
     if made is None:  # NB: not made here: an earlier cell's (culprit_across)
         return None
     params = {"graph": f"`{graph}`", "lineno": made, "loop": loop.lineno}
+    detached = _critic_reads(ctx, site, loop, graph) if graph != receiver else None
+    if detached is not None:  # NB: a critic's loop over a generator's output made once: the loss reads it detached
+        reads, opt = detached
+        return Cause("backward.twice.why_before_loop_detach", (made, loop.lineno, *(r.lineno for r in reads)),
+                     (graph,), {**params, "optimizer": f"`{opt}`"}, DetachReads(reads, site.stmt.lineno, True))
     if not moved or not _movable(ctx, body[body.index(moved[0]):at], moved, loop):
         return Cause(key, (made, loop.lineno), (graph,), params)
     return Cause(key, (*(s.lineno for s in moved), loop.lineno), (graph,), params, Move(loop, tuple(moved)))
@@ -276,9 +281,7 @@ def _shared_detached(ctx: RuleContext, site: Site, before: List[ast.stmt], first
     rebound = set().union(*(names_in(s, ast.Store) for s in before[at:])) if before[at:] else set()
     shared = [n for n in sorted(first_feeds & second_feeds - rebound)
               if isinstance(ctx.names.lookup(n), torch.Tensor) and has_graph(ctx.names.lookup(n))]
-    optimizers = [ctx.names.lookup(dotted(c.func.value)) for c in steps]
-    params = {id(p) for opt in optimizers for p in optimizer_params(opt)}
-    if len(shared) != 1 or not params or any(id(p) in params for p in _leaves(ctx.names.lookup(shared[0]))):
+    if len(shared) != 1 or not _foreign(ctx, ctx.names.lookup(shared[0]), steps):
         return None
     made = max((i for i, s in enumerate(before[:at]) if shared[0] in names_in(s, ast.Store)), default=-1)
     reads = tuple(n for s in [*(s for s in first_stmts if before.index(s) > made), first]
@@ -288,6 +291,25 @@ def _shared_detached(ctx: RuleContext, site: Site, before: List[ast.stmt], first
     return Cause("backward.twice.why_stepped_shared", lines, (shared[0],),
                  {"first": one_line(ctx.record.source, receiver), "lineno": first.lineno,
                   "shared": f"`{shared[0]}`", "optimizer": f"`{opt}`"}, DetachReads(reads, first.lineno))
+
+
+def _critic_reads(ctx: RuleContext, site: Site, loop: ast.AST, graph: str) -> Optional[Tuple[Tuple[ast.Name, ...], str]]:
+    """The reads of `graph` that feed the loop's loss, when the optimizers the loop steps hold none of the
+    parameters behind it; and the first of those optimizers."""
+    steps = [c for s in scope_statements(loop) for c in calls_in(s)
+             if isinstance(c.func, ast.Attribute) and c.func.attr == "step"]
+    if not steps or not _foreign(ctx, ctx.names.lookup(graph), steps):
+        return None
+    _, used = _block_feeds(site.receiver, [s for s in scope_statements(loop) if s.lineno < site.stmt.lineno])
+    reads = tuple(n for node in [*(s.value for s in used), site.receiver] for n in _graph_reads(node) if n.id == graph)
+    return (reads, dotted(steps[0].func.value) or "") if reads else None
+
+
+def _foreign(ctx: RuleContext, tensor: Any, steps: List[ast.Call]) -> bool:
+    """`tensor` has a graph, and the optimizers of these `.step()` calls hold none of the parameters behind it."""
+    params = {id(p) for c in steps for p in optimizer_params(ctx.names.lookup(dotted(c.func.value) or ""))}
+    return isinstance(tensor, torch.Tensor) and has_graph(tensor) and bool(params) and \
+        not any(id(p) in params for p in _leaves(tensor))
 
 
 def _block_feeds(node: ast.AST, before: List[ast.stmt]) -> Tuple[Set[str], List[ast.stmt]]:

@@ -78,7 +78,8 @@ def _detach_reads_fix(ctx: RuleContext, remedy: DetachReads) -> Optional[Fix]:
     name = remedy.reads[0].id if remedy.reads else ""
     if not edits:
         return None
-    return make_fix(src, edits, ctx.say("backward.twice.fix_detach_reads", name=name, lineno=remedy.lineno))
+    key = "backward.twice.fix_detach_reads_each" if remedy.each else "backward.twice.fix_detach_reads"
+    return make_fix(src, edits, ctx.say(key, name=name, lineno=remedy.lineno))
 
 
 def _sum_fix(ctx: RuleContext, remedy: Sum) -> Optional[Fix]:

@@ -4,13 +4,16 @@ It sees the torch calls the user's code makes (calls made inside a torch functio
 pops the mode while it handles one). It never changes behaviour: every call returns
 `func(*args, **kwargs)` untouched, and an exception raised by the op propagates unchanged.
 Cost on the hot path: a name lookup and a few comparisons; frames are walked only when an op is recorded.
+An `inplace=True` op made inside modules' `forward()` (`nn.ReLU(inplace=True)` in an `nn.Sequential`) is
+recorded with those modules, innermost first, so a rule can name the module that wrote and where it was built.
 """
 from __future__ import annotations
 
 import sys
 import weakref
 from collections import deque
-from typing import Any, Deque, Iterable, Optional, Set, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Deque, Iterable, List, Optional, Set, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -24,6 +27,15 @@ _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__",
                               "__ixor__", "__ilshift__", "__irshift__", "__imatmul__"})
 _ACCESSORS = frozenset({"__get__", "__set__"})  # a property read or written (`t.grad`, `p.grad = None`)
 MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
+MAX_MODULES = 8  # modules kept per in-place op, innermost first
+
+
+@dataclass(frozen=True)
+class ModuleOpEvent(OpEvent):
+    """An in-place op made while modules' `forward()` ran: `modules` are weak references to them, innermost
+    first (the module that wrote, its containers, up to the `self` of the innermost user frame)."""
+
+    modules: Tuple[weakref.ref, ...] = field(default=(), compare=False, repr=False)
 
 
 def snapshot(t: torch.Tensor) -> TensorSnapshot:
@@ -71,6 +83,24 @@ class OpLog:
         """The innermost line of the user's cell on the current stack, and the user frames (cells, own files)
         from the innermost out."""
         return self.sources.stack(sys._getframe(2), self.filename)
+
+    def modules_on_stack(self) -> Tuple[weakref.ref, ...]:
+        """The modules whose `forward()` runs around the current op, innermost first, up to the innermost user
+        frame (its `self` when that is a module). Only frames named `forward` and that user frame are read."""
+        found: List[Any] = []
+        frame = sys._getframe(2)
+        module = torch.nn.Module
+        while frame is not None and len(found) < MAX_MODULES:
+            code = frame.f_code
+            user = self.sources.is_user(code.co_filename)
+            if user or code.co_name == "forward":
+                owner = frame.f_locals.get("self") if code.co_argcount else None
+                if isinstance(owner, module) and (not found or found[-1] is not owner):
+                    found.append(owner)
+            if user:
+                break
+            frame = frame.f_back
+        return tuple(weakref.ref(m) for m in found)
 
     def add(self, queue: Deque[OpEvent], event: OpEvent) -> None:
         if len(queue) == queue.maxlen:
@@ -123,7 +153,11 @@ class OpTracker(TorchFunctionMode):
             if i < 4:  # NB: a foreach op may touch hundreds of tensors; four describe it
                 shots += (snapshot(t),)
         lineno, frames = log.user_site()
-        log.add(log.inplace, OpEvent(name, lineno, shots, how, frames=frames))
+        # NB: a module writes in place through a functional's `inplace=True` (nn.ReLU, nn.Dropout ...): only
+        # those ops pay for the walk; `x += y` in the user's own forward() is placed by its frame alone
+        modules = log.modules_on_stack() if how == "inplace=True" else ()
+        log.add(log.inplace, ModuleOpEvent(name, lineno, shots, how, frames=frames, modules=modules) if modules
+                else OpEvent(name, lineno, shots, how, frames=frames))
 
     def _record_failure(self, func: Any, args: tuple, kwargs: dict) -> None:
         log = self._log

@@ -7,6 +7,7 @@ import weakref
 import pytest
 import torch
 
+import grad_magic
 from grad_magic.record import CapturedWarning, OpEvent, TensorSnapshot
 from grad_magic.render import Card
 from grad_magic.rules.inplace.message import parse_saved_tensor_error
@@ -195,12 +196,15 @@ def test_a_write_after_a_semicolon_gets_no_fix(shell):
     assert d.fix is None and "No automatic fix" in d.why
 
 
-def test_two_inplace_flags_that_could_have_done_it_get_no_fix(shell):
+def test_of_two_inplace_flags_the_module_that_ran_is_fixed(shell):
+    # NB: the tracker saw which module wrote (act1): its flag is the one changed, act2's stays
     d = card(shell, "%%gradcheck\nimport torch\nimport torch.nn as nn\n"
                     "act1, act2 = nn.ReLU(inplace=True), nn.ReLU(inplace=True)\n"
                     "a = torch.ones(2, requires_grad=True)\nx = a.sigmoid()\ny = act1(x)\n"
                     "y.sum().backward()\n", "saved-tensor-modified-in-place", raises=RuntimeError)
-    assert d.fix is None and [sl.lineno for sl in d.lines] == [6, 7, 8]
+    assert d.names == ("act1",) and [sl.lineno for sl in d.lines] == [4, 6, 7, 8]
+    assert d.fix.source.splitlines()[3] == "act1, act2 = nn.ReLU(inplace=False), nn.ReLU(inplace=True)"
+    assert shell.run_cell(d.fix.source).error_in_exec is None
 
 
 def test_chinese_card(shell, monkeypatch):
@@ -212,3 +216,182 @@ def test_chinese_card(shell, monkeypatch):
     assert "非原地运算" in d.fix.description and "x = x + 1" in d.fix.description
     text = str(Card(d))
     assert "发生了什么" in text and "x = x + 1" in text
+
+
+# -- the write in an earlier cell: a block's forward(), a module built in place, a helper's loop --
+# NB: cells run as a notebook runs them (In [1], In [2], ...); every fix is applied to the cells it changes and
+# the whole notebook is run again in a fresh session, where it must not fail.
+
+KIND = "saved-tensor-modified-in-place"
+IMPORTS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+def _notebook(shell, cells):
+    shell.reset(new_session=True)
+    result = None
+    for cell in cells:
+        result = shell.run_cell(cell, store_history=True)
+    return result
+
+
+def _card_of(shell, cells):
+    result = _notebook(shell, cells)
+    assert isinstance(result.error_in_exec, RuntimeError), repr(result.error_in_exec)
+    found = [d for d in grad_magic.last_diagnoses() if d.kind == KIND]
+    assert found and not found[0].notes, [(d.kind, d.notes) for d in grad_magic.last_diagnoses()]
+    return found[0]
+
+
+def _fix_runs_clean(shell, cells, d):
+    """The cells with the card's fix applied (each fixed copy where its In [k] ran), run again in a fresh
+    session: no error, no card of this kind. Returns the fixed cells."""
+    assert d.fix is not None, "no fix proposed"
+    fixed = list(cells)
+    for cf in d.fix.elsewhere:
+        assert fixed[cf.cell - 1].rstrip("\n") == cf.original.rstrip("\n")  # NB: IPython keeps no final newline
+        fixed[cf.cell - 1] = cf.source
+    if d.fix.source:
+        fixed[-1] = d.fix.source
+    result = _notebook(shell, fixed)
+    assert result.error_in_exec is None, repr(result.error_in_exec)
+    assert all(x.kind != KIND for x in grad_magic.last_diagnoses())
+    return fixed
+
+
+def _lines(d):
+    return [(sl.cell, sl.lineno) for sl in d.lines]
+
+
+BLOCK = IMPORTS + """
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+{write}
+        return h
+"""
+RUN_BLOCK = ("%%gradcheck\ntorch.manual_seed(0)\nblock = Block()\nloss = block(torch.randn(3, 4)).sum()\n"
+             "loss.backward()\n")
+
+
+@pytest.mark.parametrize("write,fixed", [
+    ("        h += x", "        h = h + x"),
+    ("        h.mul_(2)", "        h = h.mul(2)"),
+    ("        h[:, 0] = x[:, 0]", "        h = h.clone()\n        h[:, 0] = x[:, 0]"),
+    ("        h = F.relu(h, True)", "        h = F.relu(h)"),
+    ("        h = F.dropout(h, 0.5, True, True)", "        h = F.dropout(h, 0.5, True)"),
+])
+def test_a_write_in_a_block_forward_of_an_earlier_cell_is_fixed_there(shell, write, fixed):
+    cells = [BLOCK.format(write=write), RUN_BLOCK]
+    d = _card_of(shell, cells)
+    assert (1, 13) in _lines(d) and d.lines[-1].cell == 2  # the write, then the calling line of this cell
+    assert "In [1], line 13, in Block.forward" in d.where
+    assert d.fix.source == "" and [cf.cell for cf in d.fix.elsewhere] == [1]
+    assert _fix_runs_clean(shell, cells, d)[0] == BLOCK.format(write=fixed).rstrip("\n")
+
+
+def test_a_helper_that_writes_into_its_argument_is_named_without_a_fix(shell):
+    # NB: `scale_` is meant to change the caller's tensor: a copy or a rebind inside it would change nothing
+    cells = [IMPORTS + "\n\ndef scale_(t):\n    t *= 2\n    return t\n",
+             "%%gradcheck\na = torch.ones(3, requires_grad=True)\ne = a.exp()\nscale_(e)\ne.sum().backward()\n"]
+    d = _card_of(shell, cells)
+    assert (1, 7) in _lines(d) and "in scale_" in d.where
+    assert d.fix is None and "No automatic fix" in d.why
+
+
+NET = IMPORTS + """
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.Linear(4, 8),
+            nn.Sigmoid(),
+            {module},
+            nn.Linear(8, 1),
+        )
+
+    def forward(self, x):
+        return self.main(x)
+"""
+
+
+@pytest.mark.parametrize("module,fixed", [
+    ("nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)"),
+    ("nn.LeakyReLU(0.2, True)", "nn.LeakyReLU(0.2)"),
+    ("nn.Dropout(p=0.1, inplace=True)", "nn.Dropout(p=0.1, inplace=False)"),
+])
+def test_a_module_built_in_place_in_an_earlier_cell_is_named_and_fixed_where_it_is_built(shell, module, fixed):
+    cells = [NET.format(module=module), "torch.manual_seed(0)\nnet = Net()\nx = torch.randn(5, 4)\n",
+             "%%gradcheck\nloss = net(x).pow(2).mean()\nloss.backward()\n"]
+    d = _card_of(shell, cells)
+    assert d.title.startswith("`net.main[2]`") and d.names == ("net.main[2]",)
+    assert (1, 12) in _lines(d) and "In [1], line 12, in Net.__init__" in d.where
+    assert _fix_runs_clean(shell, cells, d)[0] == NET.format(module=fixed).rstrip("\n")
+
+
+def test_a_top_level_sequential_of_an_earlier_cell_is_fixed_in_that_cell(shell):
+    cells = [IMPORTS, "torch.manual_seed(0)\nD = nn.Sequential(\n    nn.Linear(4, 8),\n    nn.Tanh(),\n"
+                      "    nn.LeakyReLU(0.2, inplace=True),\n    nn.Linear(8, 1),\n)\n",
+             "%%gradcheck\nscore = D(torch.randn(5, 4)).mean()\nscore.backward()\n"]
+    d = _card_of(shell, cells)
+    assert d.names == ("D[2]",) and (2, 5) in _lines(d)
+    fixed = _fix_runs_clean(shell, cells, d)
+    assert fixed[1].splitlines()[4] == "    nn.LeakyReLU(0.2, inplace=False),"
+
+
+def test_the_tracker_records_the_modules_an_inplace_op_ran_in():
+    from grad_magic.tracker import OpLog, OpTracker
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(inplace=True))
+    log = OpLog(None)
+    with OpTracker(log):
+        net(torch.randn(1, 2)).add_(1)
+    relu, add = log.inplace
+    assert relu.name == "relu" and [r() for r in relu.modules] == [net[1], net]
+    assert add.name == "add_" and not getattr(add, "modules", ())
+
+
+# -- an optimizer step between a forward pass and its backward --
+
+GAN = IMPORTS + """
+
+def train_step(G, D, opt_G, opt_D, z):
+    fake = G(z)
+    p_fake = D(fake)
+    d_loss = p_fake.mean()
+    g_loss = -p_fake.mean()
+    opt_D.zero_grad()
+    d_loss.backward(retain_graph=True)
+    opt_D.step()
+    opt_G.zero_grad()
+    g_loss.backward()
+    opt_G.step()
+    return d_loss.item(), g_loss.item()
+"""
+GAN_MODELS = ("torch.manual_seed(0)\nnet_G, net_D = nn.Linear(2, 2), nn.Linear(2, 1)\n"
+              "opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)\n"
+              "opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)\n")
+
+
+def test_a_step_before_the_second_backward_in_a_helper_recomputes_the_loss_after_it(shell):
+    cells = [GAN, GAN_MODELS,
+             "%%gradcheck\nfor i in range(3):\n    train_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
+    d = _card_of(shell, cells)
+    assert (1, 13) in _lines(d) and (1, 15) in _lines(d) and "In [1], line 13, in train_step" in d.where
+    assert "g_loss" in d.fix.description
+    helper = _fix_runs_clean(shell, cells, d)[0].splitlines()
+    assert helper[8:15] == ["    d_loss = p_fake.mean()", "    opt_D.zero_grad()",
+                            "    d_loss.backward(retain_graph=True)", "    opt_D.step()", "    p_fake = D(fake)",
+                            "    g_loss = -p_fake.mean()", "    opt_G.zero_grad()"]
+
+
+def test_a_step_whose_loss_cannot_be_recomputed_alone_gets_words(shell):
+    # NB: the loss reads `p_fake`, made with another name in one tuple assignment: no statement to re-run alone
+    cells = [GAN.replace("    fake = G(z)\n    p_fake = D(fake)\n", "    fake, p_fake = G(z), D(G(z))\n"),
+             GAN_MODELS, "%%gradcheck\ntrain_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
+    d = _card_of(shell, cells)
+    assert d.fix is None and "No automatic fix" in d.why and "In [1]" in d.where

@@ -17,6 +17,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "`{optimizer}.step()` changed {name} before a backward that still needed its old value",
         "zh": "`{optimizer}.step()` 在仍需要旧值的反向传播之前修改了 {name}",
     },
+    "inplace.saved.title_module": {
+        "en": "`{path}` changed a tensor in place after autograd saved it for backward",
+        "zh": "`{path}` 在 autograd 保存某个张量用于反向传播之后，又原地修改了它",
+    },
+    "inplace.saved.summary_module": {
+        "en": "`{path}` is built to work in place (`{code}` on line {lineno}): it wrote its result over a value "
+              "backward() still needs.",
+        "zh": "`{path}` 被构造为原地运算（第 {lineno} 行的 `{code}`）：它把结果写在了 backward() 仍然需要的值上。",
+    },
     "inplace.saved.summary": {
         "en": "backward() needs the value {name} had in the forward pass, but `{op}` on line {lineno} "
               "overwrote it.",
@@ -57,6 +66,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "(`{code}`) saved {name} because its backward ({node}) needs that value.",
         "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：第 {lineno} 行（`{code}`）保存了 "
               "{name}，因为它的反向函数 {node} 需要用到这个值。",
+    },
+    "inplace.saved.why_saved_at": {
+        "en": "To compute gradients, autograd keeps some tensors from the forward pass: `{code}` ({where}) saved "
+              "{name} because its backward ({node}) needs that value.",
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{where}的 `{code}` 保存了 {name}，因为它的"
+              "反向函数 {node} 需要用到这个值。",
     },
     "inplace.saved.why_saved_elsewhere": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved "
@@ -107,6 +122,22 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "之后第 {lineno} 行的 `{op}` 通过视图 {view} 原地修改了 {name}，使它的版本计数器变为 "
               "{version}；{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
     },
+    "inplace.saved.why_changed_module": {
+        "en": "Afterwards `{path}`, a {cls} built with the in-place flag on line {lineno}, wrote its result over "
+              "its input, which raised that tensor's version counter to {version}; {backward} found the saved "
+              "value overwritten and refused to compute a wrong gradient.",
+        "zh": "之后 `{path}`（第 {lineno} 行以原地方式构造的 {cls}）把结果写回了它的输入，使该张量的版本计数器"
+              "变为 {version}；{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+    },
+    "inplace.saved.why_module_ran": {
+        "en": "It ran inside the call on line {lineno} (`{code}`).",
+        "zh": "它在第 {lineno} 行的调用（`{code}`）中运行。",
+    },
+    "inplace.saved.why_no_fix_module": {
+        "en": "No automatic fix: the in-place flag on line {lineno} could not be rewritten safely; build "
+              "`{path}` with inplace=False there.",
+        "zh": "没有自动修复：无法安全地改写第 {lineno} 行的原地标志；请在那里用 inplace=False 构造 `{path}`。",
+    },
     "inplace.saved.why_keyword": {
         "en": "The in-place write happens inside that call: it runs {op}(inplace=True), set on line "
               "{lineno}.",
@@ -141,6 +172,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "backward，再做判别器的 step），或者在 step 之后重新做一次前向传播（例如再算一次 "
               "D(fake)）。没有自动修复：无法从代码中看出你想要的顺序。",
     },
+    "inplace.saved.why_step_recompute": {
+        "en": "The fix computes that loss again after `{optimizer}.step()`, from a fresh forward pass through "
+              "the updated model: the order of PyTorch's own GAN example (the discriminator steps, then the "
+              "generator's loss is computed on D(fake) once more), and each backward() gets the graph of the "
+              "parameters it updates.",
+        "zh": "修复会在 `{optimizer}.step()` 之后，用更新后的模型重新做一次前向传播来计算这个损失：这正是 "
+              "PyTorch 官方 GAN 示例的顺序（先更新判别器，再对 D(fake) 重新计算生成器的损失），每个 "
+              "backward() 都得到它所更新参数的计算图。",
+    },
     "inplace.saved.why_unseen": {
         "en": "grad_magic did not see which in-place operation changed {name}: it ran inside a library "
               "function, in an earlier cell, or through an alias it could not follow. Look for `x += ...`, "
@@ -161,6 +201,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": " (the in-place op); the tensor was saved on line {lineno}",
         "zh": "（原地操作）；该张量在第 {lineno} 行被保存",
     },
+    "inplace.saved.where_saved_module": {
+        "en": " (where the in-place module is built); the tensor was saved on line {lineno}",
+        "zh": "（原地模块的构造处）；该张量在第 {lineno} 行被保存",
+    },
     "inplace.saved.where_saved_step": {
         "en": " (the optimizer step); the tensor was saved on line {lineno}",
         "zh": "（优化器的 step）；该张量在第 {lineno} 行被保存",
@@ -173,6 +217,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "inplace.saved.fix_keyword": {
         "en": "use inplace=False on line {lineno}, so the activation returns a new tensor",
         "zh": "在第 {lineno} 行改用 inplace=False，让激活函数返回一个新张量",
+    },
+    "inplace.saved.fix_recompute": {
+        "en": "compute {loss} after `{optimizer}.step()` on line {lineno}, from a fresh forward pass through the "
+              "updated model",
+        "zh": "在第 {lineno} 行的 `{optimizer}.step()` 之后，用更新后的模型重新前向传播来计算 {loss}",
     },
     "inplace.saved.fix_out": {
         "en": "assign the result on line {lineno} instead of writing it into {name} with out=",

@@ -1,27 +1,36 @@
 """The inplace family's rule and card: saved-tensor-modified-in-place.
 
 The rule gets torch's message parsed (message.py), asks culprit.py for the write (an in-place op, else an
-optimizer step) and where the tensor was saved, culprit_spot.py for where the op is written and fix.py for
-the edit, and words the card only through catalog keys `inplace.saved.*`. May touch: what the other modules
-return, the RuleContext's wording; of live objects, torch metadata only.
+optimizer step) and where the tensor was saved, culprit_module.py for the module that wrote and the line that
+built it, culprit_spot.py for where the op is written, fix.py / fix_step.py for the edit, and words the card
+only through catalog keys `inplace.saved.*`. The card is made from the cell where the write is: the op's
+innermost user frame (a block's `forward()` cells up), the line that built an in-place module, else the view
+the engine gave. May touch: what the other modules return, the RuleContext's wording; of live objects,
+torch metadata only.
 """
 from __future__ import annotations
 
+import ast
+import os
 from typing import List, Optional
 
 import torch
 
 from ... import catalog
 from ...facts import shape_text, tensor_fact
-from ...model import ERROR, Diagnosis, TensorFact
+from ...model import ERROR, Diagnosis, Fix, TensorFact
+from ...cell import cell_tree, enclosing_statement, split_lines
 from ...record import OpEvent, StepEvent, TensorSnapshot
 from ..context import RuleContext
-from ..kit import line_code, quote
+from ..kit import calls_in, dotted, line_code, one_line, optimizer_params, quote
 from ..registry import rule
-from .culprit import (Saved, anomaly_was_on, base_of, live, saved_candidates, saved_tensor, stepped_parameter,
-                      writing_op)
-from .culprit_spot import inplace_spot
-from .fix import spot_fix
+from ..places import view_on
+from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
+                      stepped_parameter, writing_op)
+from .culprit_module import ModuleWrite, module_write
+from .culprit_spot import InPlaceSpot, inplace_spot
+from .fix import flag_fix, spot_fix
+from .fix_step import recompute_after_step
 from .message import SavedTensorError, parse_saved_tensor_error
 
 KIND = "saved-tensor-modified-in-place"
@@ -38,11 +47,27 @@ def saved_tensor_modified_in_place(ctx: RuleContext, err: SavedTensorError) -> O
     saved = saved_tensor(ctx, err)
     found = writing_op(ctx, err, saved.line)
     if found is not None:
-        return _from_inplace_op(ctx, saved, *found)
+        event, target = found
+        write = module_write(ctx, event)
+        if write is not None:
+            here = view_on(ctx, write.filename, write.call.lineno) or ctx
+            return _from_module(here, saved_tensor(here, err), _seen_from(here, ctx, event), target, write)
+        here = view_on(ctx, *event.frames[0]) if event.frames and event.frames[0][0] != ctx.record.filename \
+            else None
+        if here is not None:
+            return _from_inplace_op(here, saved_tensor(here, err), _seen_from(here, ctx, event), target,
+                                    _backward(here, None))
+        return _from_inplace_op(ctx, saved, event, target, _backward(ctx, ctx.record.error_lineno))
     stepped = stepped_parameter(ctx, err)
     if stepped is not None:
         return _from_step(ctx, saved, *stepped)
     return _unseen(ctx, saved)
+
+
+def _seen_from(here: RuleContext, ctx: RuleContext, event: OpEvent) -> OpEvent:
+    """`event` as the view `here` has it (its line there)."""
+    index = next(i for i, e in enumerate(ctx.record.inplace_ops) if e is event)
+    return here.record.inplace_ops[index]
 
 
 # -- the saved tensor, in words --
@@ -51,6 +76,8 @@ def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
     if saved.line is not None:
         return ctx.say("inplace.saved.why_saved", lineno=saved.line, name=name, node=saved.node,
                        code=_code_of(ctx, saved.line))
+    if saved.node is not None and saved.site is not None and ctx.record.sources is not None:
+        return _why_saved_in(ctx, saved, name, *saved.site)
     if saved.node is not None:
         key = "elsewhere" if saved.forward_seen else "unwatched"
         return ctx.say(f"inplace.saved.why_saved_{key}", name=name, node=saved.node)
@@ -58,6 +85,22 @@ def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
     producer = ctx.say("inplace.saved.producer", output=err.output, grad_fn=err.grad_fn) if err.grad_fn else ""
     fast = "inplace.saved.why_saved_unknown" if anomaly_was_on(ctx) else "inplace.saved.why_saved_fast"
     return ctx.say(fast, name=name, producer=producer)
+
+
+def _why_saved_in(ctx: RuleContext, saved: Saved, name: str, filename: str, lineno: int) -> str:
+    """Who saved it, on a line of another cell than this view's (the running cell's forward line, a block's
+    forward cells up). NB: worded without ctx.say, which would say the line is one of this view's cell."""
+    outer = ctx.record.outer if ctx.record.outer is not None else ctx.record
+    sources = ctx.record.sources
+    if filename == outer.filename:
+        where = catalog.message("where.line", ctx.language, lineno=lineno)
+    else:
+        number = sources.cell_number(filename)
+        place = f"In [{number}]" if number is not None else os.path.basename(filename)
+        where = catalog.message("where.elsewhere", ctx.language, place=place, lineno=lineno)
+    code = line_code((split_lines(sources.text(filename)) + [""] * lineno)[lineno - 1])
+    return catalog.message("inplace.saved.why_saved_at", ctx.language, where=where, code=code, name=name,
+                           node=saved.node)
 
 
 def _what(ctx: RuleContext, saved: Saved, name: str) -> str:
@@ -76,9 +119,10 @@ def _where(ctx: RuleContext, saved: Saved, lineno: Optional[int], key: str) -> s
     return where
 
 
-# -- the three cards: the op seen, an optimizer step, nothing seen --
+# -- the four cards: the op seen, a module built in place, an optimizer step, nothing seen --
 
-def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot) -> Diagnosis:
+def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot,
+                     backward: str) -> Diagnosis:
     written = live(target.ref)
     base = base_of(ctx, saved.err, written)
     spot = inplace_spot(ctx, event)
@@ -86,11 +130,11 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: Ten
         quote(spot.target if spot else None) or ctx.say("inplace.saved.the_tensor")
     name = quote(ctx.names.name_for(base)) if base is not None else view
     op = _code_of(ctx, event.lineno) or f"{event.name}()"
-    changed = dict(op=op, lineno=event.lineno, name=name, version=target.version, backward=_backward(ctx))
+    changed = dict(op=op, lineno=event.lineno, name=name, version=target.version, backward=backward)
     why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_changed_view", view=view, **changed)
            if base is not None else ctx.say("inplace.saved.why_changed", **changed)]
-    if spot is not None and spot.form == "keyword" and spot.node.value.lineno != event.lineno:
-        why.append(ctx.say("inplace.saved.why_keyword", op=event.name, lineno=spot.node.value.lineno))
+    if spot is not None and spot.form == "keyword" and spot.node.lineno != event.lineno:
+        why.append(ctx.say("inplace.saved.why_keyword", op=event.name, lineno=spot.node.lineno))
     is_update = target.is_leaf and target.requires_grad
     fix = None
     if is_update:
@@ -113,21 +157,74 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: Ten
         names=[_plain_name(n) for n in dict.fromkeys((name, view))], tensors=facts, fix=fix)
 
 
+def _from_module(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot,
+                 write: ModuleWrite) -> Diagnosis:
+    """An in-place module (`nn.ReLU(inplace=True)` in an `nn.Sequential`) wrote over the saved tensor: the card
+    is made from the cell that built it, and the fix drops the flag there."""
+    built, backward_line = write.call.lineno, None if ctx.elsewhere else ctx.record.error_lineno
+    tree = cell_tree(ctx.record.source)
+    name = quote(_input_name(ctx, tree, event.lineno, write.called_as)) or ctx.say("inplace.saved.the_tensor")
+    changed = dict(path=write.path, cls=type(write.module).__name__, lineno=built, version=target.version,
+                   backward=_backward(ctx, backward_line))
+    why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_changed_module", **changed)]
+    if event.lineno is not None and event.lineno != built:
+        why.append(ctx.say("inplace.saved.why_module_ran", lineno=event.lineno, code=_code_of(ctx, event.lineno)))
+    stmt = enclosing_statement(tree, built) if tree is not None else None
+    fix = flag_fix(ctx, InPlaceSpot("keyword" if write.keyword else "positional", tree, stmt, write.flag, None,
+                                    call=write.call)) if stmt is not None else None
+    if fix is None:
+        why.append(ctx.say("inplace.saved.why_no_fix_module", lineno=built, path=write.path))
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say("inplace.saved.title_module", path=write.path),
+        summary=ctx.say("inplace.saved.summary_module", path=write.path, lineno=built,
+                        code=one_line(ctx.record.source, write.call)),
+        what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
+        where=_where(ctx, saved, built, "inplace.saved.where_saved_module"),
+        lines=_lines(saved.line, event.lineno, built, backward_line), names=[write.path],
+        tensors=[_snapshot_fact(_plain_name(name), target, saved.err)], fix=fix)
+
+
+def _input_name(ctx: RuleContext, tree: Optional[ast.Module], lineno: Optional[int], called_as: Optional[str]
+                ) -> Optional[str]:
+    """The name of the tensor an in-place module wrote: the argument of `self.act(h)` on the line that ran it."""
+    stmt = enclosing_statement(tree, lineno) if tree is not None and lineno is not None and called_as else None
+    found = {dotted(c.args[0]) for c in calls_in(stmt) if c.args and dotted(c.func) == called_as}
+    return found.pop() if len(found) == 1 else None
+
+
 def _from_step(ctx: RuleContext, saved: Saved, step: StepEvent, param: torch.Tensor) -> Diagnosis:
     opt = step.optimizer() if step.optimizer is not None else None
     optimizer = (ctx.names.name_for(opt) if opt is not None else None) or step.optimizer_class
     name = quote(ctx.names.name_for(param)) or ctx.say("inplace.saved.a_parameter", optimizer=optimizer)
+    fix = _recompute_fix(ctx, step, opt, optimizer)
     why = [_why_saved(ctx, saved, name),
            ctx.say("inplace.saved.why_step", optimizer=optimizer, lineno=step.lineno, name=name,
-                   backward=_backward(ctx)),
-           ctx.say("inplace.saved.why_step_fix", optimizer=optimizer)]
+                   backward=_backward(ctx, ctx.record.error_lineno)),
+           ctx.say("inplace.saved.why_step_recompute" if fix else "inplace.saved.why_step_fix",
+                   optimizer=optimizer)]
     return ctx.diagnosis(
         KIND, ERROR, title=ctx.say("inplace.saved.title_step", name=name, optimizer=optimizer),
         summary=ctx.say("inplace.saved.summary_step", name=name, optimizer=optimizer, lineno=step.lineno),
         what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
         where=_where(ctx, saved, step.lineno, "inplace.saved.where_saved_step"),
         lines=_lines(saved.line, step.lineno, ctx.record.error_lineno),
-        names=[optimizer, _plain_name(name)], tensors=[tensor_fact(_plain_name(name), param)], fix=None)
+        names=[optimizer, _plain_name(name)], tensors=[tensor_fact(_plain_name(name), param)], fix=fix)
+
+
+def _recompute_fix(ctx: RuleContext, step: StepEvent, opt: object, optimizer: str) -> Optional[Fix]:
+    """The failing backward's loss computed again after the step (fix_step.py), when the step and the backward
+    are both lines of this view's cell."""
+    if step.lineno is None or ctx.record.error_lineno is None or opt is None:
+        return None
+    stepped = {id(p) for p in optimizer_params(opt)}
+
+    def is_stepped(name: str) -> bool:
+        return holds_any(ctx.names.lookup(name), stepped)
+
+    def description(loss: str, lineno: int) -> str:
+        return ctx.say("inplace.saved.fix_recompute", loss=loss, optimizer=optimizer, lineno=lineno)
+
+    return recompute_after_step(ctx.record.source, step.lineno, ctx.record.error_lineno, is_stepped, description)
 
 
 def _unseen(ctx: RuleContext, saved: Saved) -> Diagnosis:
@@ -153,8 +250,8 @@ def _plain_name(name: str) -> str:
     return name.strip("`")
 
 
-def _backward(ctx: RuleContext) -> str:
-    lineno = ctx.record.error_lineno
+def _backward(ctx: RuleContext, lineno: Optional[int]) -> str:
+    """The backward() that failed: on its line, when that line is one of this view's cell."""
     return ctx.say("inplace.saved.backward_at", lineno=lineno) if lineno else ctx.say("inplace.saved.backward")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 import torch
 
@@ -26,18 +26,23 @@ class Saved:
 
     err: SavedTensorError
     node: Optional[str]  # the backward node that needed it (anomaly mode only)
-    line: Optional[int]  # the forward line that saved it (anomaly mode only)
+    line: Optional[int]  # the forward line that saved it, when it is a line of this view's cell (anomaly mode)
     forward_seen: bool = True  # False: the forward ran without anomaly mode
+    site: Optional[Tuple[str, int]] = None  # (file, line) of the innermost user frame that saved it, any cell
 
 
 def saved_tensor(ctx: RuleContext, err: SavedTensorError) -> Saved:
-    """The message's saved tensor, with the backward node and cell line of anomaly mode's last warning."""
+    """The message's saved tensor, with the backward node and forward line of anomaly mode's last warning."""
+    sources = ctx.record.sources
     for w in reversed(ctx.record.warnings):
         report = parse_anomaly(w.message)
         if report is None:
             continue
         lines = [line for file, line in report.frames if file == ctx.record.filename]
-        return Saved(err, report.node, lines[-1] if lines else None, report.forward_seen)
+        users = [(file, line) for file, line in report.frames
+                 if file == ctx.record.filename or sources is not None and sources.is_user(file)]
+        return Saved(err, report.node, lines[-1] if lines else None, report.forward_seen,
+                     users[-1] if users else None)
     return Saved(err, None, None, False)
 
 
@@ -90,13 +95,14 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
 
     A write fits by the message's version, dtype and device; it is the saved tensor by its shape (2), by
     identity with a named tensor of that shape and version (2), by a name on the forward line (1); the
-    first write after the save (version expected + 1) wins a tie (1).
+    first write after the save (version expected + 1) wins a tie (1). Writes made outside this view's cell
+    count too (their innermost frame says where they are).
     """
     saved = saved_candidates(ctx, err)
     named = set(dotted_names(ctx.record.source_line(forward_line)))
     best: List[Tuple[int, OpEvent, TensorSnapshot]] = []
     for event in ctx.record.inplace_ops:
-        for t in event.targets if event.lineno is not None else ():
+        for t in event.targets if event.lineno is not None or event.frames else ():
             if not _fits(err, t):
                 continue
             obj = live(t.ref)
@@ -111,8 +117,9 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
         return None
     top = max(s for s, _, _ in best)
     winners = [(e, t) for s, e, t in best if s == top]
-    if len({e.lineno for e, _ in winners}) > 1:
-        return None  # NB: two lines fit equally well: naming one would be a guess
+    if len({e.frames[0] if e.frames else e.lineno for e, _ in winners}) > 1:
+        return None  # NB: two lines fit equally well: naming one would be a guess (a block's forward that
+        # runs twice is one line)
     return winners[-1]
 
 
@@ -142,3 +149,20 @@ def stepped_parameter(ctx: RuleContext, err: SavedTensorError) -> Optional[Tuple
         return None
     exact = [f for f in fits if f[0]] or fits
     return exact[-1][1], exact[-1][2]
+
+
+def holds_any(module: Any, ids: Set[int]) -> bool:
+    """Whether a parameter of `module` or of its submodules (read from their registries, no user code) is one of
+    the tensors whose ids are `ids`."""
+    seen: Set[int] = set()
+    todo = [module]
+    while todo and len(seen) < 10_000:
+        m = todo.pop()
+        if not isinstance(m, torch.nn.Module) or id(m) in seen:
+            continue
+        seen.add(id(m))
+        if any(id(p) in ids for p in list((m.__dict__.get("_parameters") or {}).values()) if p is not None):
+            return True
+        todo.extend(list((m.__dict__.get("_modules") or {}).values()))
+    return False
+

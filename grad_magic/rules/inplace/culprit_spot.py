@@ -1,12 +1,13 @@
 """Where the in-place op is written in the cell: `x += y`, `x.add_(y)`, `torch.relu_(x)`, `x[0] = 0`,
-`ReLU(inplace=True)`, `out=x` -- the spot fix.py edits.
+`ReLU(inplace=True)`, `F.relu(x, True)`, `out=x` -- the spot fix.py edits.
 
 May touch: the cell's ast and source text; live objects through the NameIndex (is the receiver a torch
-module?). Never runs user code; makes no fix and no sentence.
+module? where does a callee take `inplace`?). Never runs user code; makes no fix and no sentence.
 """
 from __future__ import annotations
 
 import ast
+import inspect
 import types
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
@@ -27,14 +28,16 @@ AUG = {ast.Add: ("add_", "+"), ast.Sub: ("sub_", "-"), ast.Mult: ("mul_", "*"), 
 
 @dataclass(frozen=True)
 class InPlaceSpot:
-    """Where the in-place op is written: `form` is augassign, method, function, setitem, keyword or out."""
+    """Where the in-place op is written: `form` is augassign, method, function, setitem, keyword (`inplace=True`),
+    positional (`F.relu(x, True)`) or out."""
 
     form: str
     tree: ast.Module
     stmt: ast.stmt
-    node: ast.AST  # the AugAssign, the Call, the Subscript or the keyword
+    node: ast.AST  # the AugAssign, the Call, the Subscript, or the `True` of a keyword or positional flag
     target: Optional[str]  # the written tensor's expression (`x`, `self.h`), when it is a plain name
     twin: Optional[str] = None  # the out-of-place function (`add` for `add_`), when torch has one
+    call: Optional[ast.Call] = None  # the call a keyword or positional flag is given to
 
 
 def inplace_spot(ctx: RuleContext, event: OpEvent) -> Optional[InPlaceSpot]:
@@ -45,7 +48,7 @@ def inplace_spot(ctx: RuleContext, event: OpEvent) -> Optional[InPlaceSpot]:
         return None
     src = ctx.record.source
     if event.how == "inplace=True":
-        return _keyword_spot(src, tree, stmt, event.name)
+        return _keyword_spot(ctx, tree, stmt, event.name)
     if event.how == "setitem":  # `x[0] = 0`, `x[0] += 1`
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
         sub = next((t for t in targets if isinstance(t, ast.Subscript)), None)
@@ -87,19 +90,39 @@ def _call_spot(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, name: str) ->
     return InPlaceSpot("method", tree, stmt, call, _plain(src, call.func.value), twin)
 
 
-def _keyword_spot(src: str, tree: ast.Module, stmt: ast.stmt, op: str) -> Optional[InPlaceSpot]:
-    """`inplace=True` on the line, else the one `ReLU(inplace=True)` in the cell that made this op."""
-    def flagged(where: ast.AST) -> List[Tuple[ast.Call, ast.keyword]]:
-        return [(c, k) for c in _calls(where) for k in c.keywords if k.arg == "inplace"
-                and isinstance(k.value, ast.Constant) and k.value.value is True]
+def _keyword_spot(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, op: str) -> Optional[InPlaceSpot]:
+    """`inplace=True` (or a positional `True` where the callee takes `inplace`) on the line, else the one
+    `ReLU(inplace=True)` in the cell that made this op."""
+    def flagged(where: ast.AST) -> List[Tuple[ast.Call, ast.AST, str]]:
+        found = []
+        for c in _calls(where):
+            if callee_name(c).lower().replace("_", "") != op.replace("_", ""):
+                continue
+            k = next((k for k in c.keywords if k.arg == "inplace"), None)
+            flag = k.value if k is not None else _positional_flag(ctx, c)
+            if isinstance(flag, ast.Constant) and flag.value is True:
+                found.append((c, flag, "keyword" if k is not None else "positional"))
+        return found
 
-    def made_op(found: List[Tuple[ast.Call, ast.keyword]]) -> List[Tuple[ast.Call, ast.keyword]]:
-        return [(c, k) for c, k in found if callee_name(c).lower().replace("_", "") == op.replace("_", "")]
-
-    here = made_op(flagged(stmt))
+    here = flagged(stmt)
     if len(here) != 1:
-        here = made_op(flagged(tree))
+        here = flagged(tree)
     if len(here) != 1:
         return None
+    src = ctx.record.source
     args = {_plain(src, c.args[0]) for c in _calls(stmt) if c.args} - {None}
-    return InPlaceSpot("keyword", tree, stmt, here[0][1], args.pop() if len(args) == 1 else None)
+    call, flag, form = here[0]
+    return InPlaceSpot(form, tree, stmt, flag, args.pop() if len(args) == 1 else None, call=call)
+
+
+def _positional_flag(ctx: RuleContext, call: ast.Call) -> Optional[ast.AST]:
+    """The argument `call` passes at the callee's `inplace` position (`F.relu(x, True)`, `F.dropout(x, p,
+    training, True)`), when the callee is known and takes one."""
+    callee = ctx.names.lookup(segment(ctx.record.source, call.func) or "")
+    try:
+        index = list(inspect.signature(callee).parameters).index("inplace") if callable(callee) else -1
+    except (ValueError, TypeError):
+        return None
+    if 0 <= index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return None

@@ -1,6 +1,7 @@
 """The inplace family's fix: the in-place op's own syntax at its spot, made out of place -- `x = x + y` for
-`x += y`, `x = x.add(y)` for `x.add_(y)`, `inplace=False`, `out=` dropped -- or `x = x.clone()` on the line
-before the write (before its `no_grad` block, where a rebind would drop the graph).
+`x += y`, `x = x.add(y)` for `x.add_(y)`, `inplace=False` (a positional `True` dropped: `F.relu(x)`), `out=` dropped --
+or `x = x.clone()` on the line before the write (before its `no_grad` block, where a rebind would drop the
+graph). The cell may be another than the running one (the view the card was made from).
 
 Pure: the spot (culprit_spot.py) and the cell's text and ast -> minimal edits, checked to parse by
 `make_fix`; the descriptions come from the catalog. No name lookups.
@@ -21,12 +22,12 @@ from .culprit_spot import AUG, InPlaceSpot
 def spot_fix(ctx: RuleContext, spot: InPlaceSpot, through_view: bool) -> Optional[Fix]:
     """The out-of-place form of the op at `spot`; `through_view`: the op wrote through a view (no fix)."""
     src = ctx.record.source
-    if spot.form == "keyword":
-        start, end = node_span(src, spot.node.value)
-        return make_fix(src, [TextEdit(start, end, "False")],
-                        ctx.say("inplace.saved.fix_keyword", lineno=spot.node.value.lineno))
+    if spot.form in ("keyword", "positional"):
+        return flag_fix(ctx, spot)
     if spot.target is None or through_view:
         return None  # NB: writing through a view means to change its base: rebinding would not
+    if _writes_the_callers_tensor(spot):
+        return None  # NB: `def normalise_(t): t -= ...`: the caller's tensor is what the write is for
     guard = _no_grad_block(spot.tree, spot.stmt)
     if guard is not None:  # a rebind under no_grad would drop the graph: copy before the block
         return _clone_before(ctx, spot, guard)
@@ -42,6 +43,34 @@ def spot_fix(ctx: RuleContext, spot: InPlaceSpot, through_view: bool) -> Optiona
     if spot.form == "out" and _is_whole_statement(spot):
         return _without_out(ctx, spot)
     return _clone_before(ctx, spot, spot.stmt)
+
+
+def flag_fix(ctx: RuleContext, spot: InPlaceSpot) -> Optional[Fix]:
+    """`inplace=True` -> `inplace=False`; a positional `True` given last is dropped (`F.relu(x, True)` ->
+    `F.relu(x)`, `nn.LeakyReLU(0.2, True)` -> `nn.LeakyReLU(0.2)`), one given before others becomes `False`."""
+    src, flag, call = ctx.record.source, spot.node, spot.call
+    start, end = node_span(src, flag)
+    edits = [TextEdit(start, end, "False")]
+    if spot.form == "positional" and call is not None and call.args and call.args[-1] is flag \
+            and not call.keywords:
+        before = call.args[-2] if len(call.args) > 1 else None
+        cut = node_span(src, before)[1] if before is not None else node_span(src, call.func)[1] + 1
+        if before is not None or src[cut - 1:cut] == "(":
+            edits = [TextEdit(cut, end, "")]
+    return make_fix(src, edits, ctx.say("inplace.saved.fix_keyword", lineno=flag.lineno))
+
+
+def _writes_the_callers_tensor(spot: InPlaceSpot) -> bool:
+    """`x` is still the parameter of a function other than `forward()` when written: a copy or a rebind would
+    leave the caller's tensor, which the write is meant to change, as it was."""
+    function = function_around(spot.tree, spot.stmt.lineno)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.name == "forward":
+        return False
+    a = function.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+    return spot.target in params and not any(
+        isinstance(s, (ast.Assign, ast.AnnAssign, ast.For)) and s.lineno < spot.stmt.lineno
+        for s in assignments_to(function, spot.target))  # type: ignore[arg-type]
 
 
 def _is_whole_statement(spot: InPlaceSpot) -> bool:

@@ -401,3 +401,25 @@ def test_an_out_buffer_a_helper_was_given_is_not_rebound(shell):
              "%%gradcheck\nw = torch.ones(3, requires_grad=True)\nfill(w, w, torch.empty(3))\n"]
     d = card_of(shell, cells, "out-with-grad", RuntimeError)
     assert (2, 2) in lines_of(d) and d.fix is None and "parameter of the function" in d.why
+
+
+def test_a_loss_computed_before_the_loop_that_calls_the_helper_is_moved_into_that_loop(shell):
+    cells = [IMPORTS + "net = nn.Linear(3, 1)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n\n"
+             "def train_step(loss):\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    return loss.item()\n",
+             "%%gradcheck\nx, y = torch.randn(8, 3), torch.randn(8, 1)\nloss = ((net(x) - y) ** 2).mean()\n"
+             "for epoch in range(3):\n    train_step(loss)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(2, 3), (2, 4), (2, 5), (1, 9)]
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[2:] == [
+        "for epoch in range(3):", "    loss = ((net(x) - y) ** 2).mean()", "    train_step(loss)"]
+
+
+def test_a_state_left_by_an_earlier_cell_and_passed_to_a_helper_is_detached_before_the_call(shell):
+    cells = [IMPORTS + "rnn = nn.GRU(3, 4, batch_first=True)\nopt = torch.optim.SGD(rnn.parameters(), lr=0.1)\n\n"
+             "def train_step(x, h):\n    out, h = rnn(x, h)\n    loss = out.pow(2).mean()\n    opt.zero_grad()\n"
+             "    loss.backward()\n    opt.step()\n    return loss.item(), h\n",
+             "h = torch.zeros(1, 2, 4)\nloss, h = train_step(torch.randn(2, 5, 3), h)\n",
+             "%%gradcheck\nloss, h = train_step(torch.randn(2, 5, 3), h)\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(3, 2), (1, 11)]
+    assert fix_runs_clean(shell, cells, d)[2].splitlines()[1] == "h = h.detach()"

@@ -7,6 +7,7 @@ import torch
 
 import grad_magic
 from grad_magic.rules.shapes.message import BadTarget, Product, parse_matmul_error, parse_target_error
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from gm_shell import run
 
 # -- the messages, as each torch says them --
@@ -163,3 +164,58 @@ def test_chinese_card(shell, monkeypatch):
                           "out = fc(torch.randn(4, 12))\n")
     assert d.kind == "shape-mismatch" and d.language == "zh"
     assert "需要 10 个输入特征" in d.title and "第 5 行" in d.what and "第 4 行" in d.fix.description
+
+
+# -- earlier cells: a model class of an earlier cell --
+
+TINY_VGG = ("import torch\nfrom torch import nn\n\n\nclass Tiny(nn.Module):\n"
+            "    def __init__(self, hidden: int, classes: int):\n        super().__init__()\n"
+            "        self.features = nn.Sequential(nn.Conv2d(1, hidden, 3, padding=1), nn.MaxPool2d(2))\n"
+            "        self.classifier = nn.Sequential(\n            nn.Flatten(),\n"
+            "            nn.Linear(in_features=hidden, out_features=classes),\n        )\n\n"
+            "    def forward(self, x):\n        return self.classifier(self.features(x))\n")
+
+
+def test_a_linear_built_in_an_earlier_cells_init_is_named_by_its_path_and_fixed_there(shell):
+    cells = [TINY_VGG, "model = Tiny(hidden=4, classes=3)\n",
+             "def step(model, x):\n    return model(x).sum()\n",
+             "%%gradcheck\nloss = step(model, torch.randn(2, 1, 8, 8))\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert (1, 11) in lines_of(d) and "`model.classifier[1]`" in d.title
+    assert "made on line 11 of In [1]" in d.why
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "nn.Linear(in_features=hidden * 16, out_features=classes)" in fixed_cells[0]
+
+
+def test_a_literal_in_features_of_an_earlier_cell_gets_the_real_count(shell):
+    cells = [TINY_VGG.replace("in_features=hidden,", "in_features=5,"), "model = Tiny(hidden=4, classes=3)\n",
+             "%%gradcheck\nout = model(torch.randn(2, 1, 8, 8))\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert (1, 11) in lines_of(d)
+    assert "nn.Linear(in_features=64, out_features=classes)" in fix_runs_clean(shell, cells, d)[0]
+
+
+WIDE = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Wide(nn.Module):\n"
+        "    def __init__(self, fc_in):\n        super().__init__()\n        self.n = 4\n"
+        "        self.conv = nn.Conv2d(3, self.n, 3, padding=1)\n        self.fc = nn.Linear(fc_in, 10)\n\n"
+        "    def forward(self, x):\n        out = F.avg_pool2d(self.conv(x), 4)\n"
+        "        out = out.view(-1, self.n)\n        return self.fc(out)\n")
+
+
+def test_a_view_in_an_earlier_cells_forward_that_folds_the_batch_is_named(shell):
+    cells = [WIDE.replace("nn.Linear(fc_in, 10)", "nn.Linear(self.n, 10)"), "net = Wide(4)\n",
+             "%%gradcheck\nimages, labels = torch.randn(2, 3, 8, 8), torch.zeros(2, dtype=torch.long)\n"
+             "pred = net(images)\nloss = F.cross_entropy(pred, labels)\n"]
+    d = card_of(shell, cells, "batch-size-mismatch", raises=ValueError)
+    assert (1, 15) in lines_of(d) and (3, 4) in lines_of(d) and d.fix is None
+    assert "line 15 of In [1]" in d.why and "no single Linear taking 4" in d.why
+
+
+def test_a_view_in_an_earlier_cells_forward_is_fixed_with_its_literal_linear(shell):
+    cells = [WIDE.replace("nn.Linear(fc_in, 10)", "nn.Linear(4, 10)"), "net = Wide(4)\n",
+             "%%gradcheck\nlabels = torch.zeros(2, dtype=torch.long)\n"
+             "loss = F.cross_entropy(net(torch.randn(2, 3, 8, 8)), labels)\n"]
+    d = card_of(shell, cells, "batch-size-mismatch", raises=ValueError)
+    assert (1, 15) in lines_of(d) and (1, 11) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "out = out.view(out.size(0), -1)" in fixed_cells[0] and "nn.Linear(16, 10)" in fixed_cells[0]

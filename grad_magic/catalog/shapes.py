@@ -98,6 +98,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "is not known here, so no fix is proposed.",
         "zh": "展平和 in_features（{flat}）都需要修改，而这里无法确定原本想要的输入尺寸，因此不提供修复。",
     },
+    "shapes.linear.made_at": {
+        "en": "{layer} is made on line {lineno} (`{code}`).",
+        "zh": "{layer} 是在第 {lineno} 行创建的（`{code}`）。",
+    },
+    "shapes.linear.fix_in_features_expr": {
+        "en": "Build {layer} for the {got} features it gets: in_features `{new}` instead of `{old}` on line "
+              "{lineno}",
+        "zh": "按实际得到的 {got} 个特征来建 {layer}：把第 {lineno} 行的 in_features 从 `{old}` 改为 `{new}`",
+    },
     "shapes.linear.no_fix_ctor": {
         "en": "{layer}'s in_features is not a number written in this cell, so no fix is proposed: give it "
               "in_features={got} where it is set (or use nn.LazyLinear, which infers it).",
@@ -193,6 +202,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "shapes.batch.no_fix": {
         "en": "Where the two parted ways is not pinned down by the shapes, so no fix is proposed.",
         "zh": "仅凭形状无法确定两者是在哪里出现分歧的，因此不提供修复。",
+    },
+    "shapes.batch.no_fix_view": {
+        "en": "Keeping the batch there (`.view(x.size(0), -1)`) would hand the next layer {per_sample} values "
+              "per sample where it takes {n}, and no single Linear taking {n} was found to change with it, so no "
+              "fix is proposed: keep the batch and make the layers agree (pool to the size they expect, or "
+              "their in_features).",
+        "zh": "在那里保留批次维（`.view(x.size(0), -1)`）会让下一层每个样本得到 {per_sample} 个值，而它只接受 "
+              "{n} 个，又没有找到唯一一个接受 {n} 的 Linear 可以一起修改，因此不提供修复：请保留批次维，并让"
+              "前后各层一致（池化到它们期望的大小，或修改其 in_features）。",
     },
     # -- target-out-of-range --
     "shapes.target.title": {

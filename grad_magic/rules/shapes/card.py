@@ -15,6 +15,7 @@ from ...model import ERROR, Diagnosis, Fix
 from ...record import OpEvent
 from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
+from ..places import spelled, with_lines
 from ..registry import rule
 from .culprit import LossArgs, assigned_before, fact, find_loss, loss_facts
 from .culprit_batch import BatchCause, batch_cause
@@ -56,8 +57,11 @@ def shape_mismatch(ctx: RuleContext, p: Product) -> Diagnosis:
 
 
 def layer_text(ctx: RuleContext, layer: Layer) -> str:
-    """`model.fc1`, or `F.linear` with its weight's name."""
-    return f"`{layer.name}`" if layer.module is not None else ctx.say("shapes.linear.functional", weight=layer.name)
+    """`model.fc1`, `model.classifier[1]`, or `F.linear` with its weight's name."""
+    if layer.module is None:
+        return ctx.say("shapes.linear.functional", weight=layer.name)
+    head, _, path = layer.name.partition(".")
+    return f"`{spelled(head, path)}`"
 
 
 def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
@@ -68,12 +72,16 @@ def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
     shown = named(ctx, given.name, "shapes.the_input")
     shape = shape_text(given.shape) if given.shape else f"({p.rows}, {p.inner})"
     parts = [_linear_cause(ctx, given, shown, shape, text), _input_origin(ctx, given)]
+    if given.ctor_at is not None and given.ctor_line is not None:
+        parts.append(given.ctor_at.say("shapes.linear.made_at", layer=text, lineno=given.ctor_line,
+                                       code=one_line(given.ctor_at.record.source, given.ctors[0].call)))
     if fix is None:
         parts.append(ctx.say(reason, layer=text, got=given.features, flat=given.flat or 0))
     tensors = [fact(given.name or "input", given.shot)] if given.shot is not None else []
     if layer.weight is not None:
         tensors.append(tensor_fact(f"{layer.name}.weight" if layer.module is not None else layer.name, layer.weight))
-    return ctx.diagnosis(
+    at = given.ctor_at if given.ctor_at is not None and fix is not None else ctx  # NB: the card is where its fix is
+    d = at.diagnosis(
         SHAPE, ERROR,
         title=ctx.say("shapes.linear.title", layer=text, expected=layer.in_features, got=given.features),
         summary=ctx.say("shapes.linear.summary"),
@@ -81,8 +89,13 @@ def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
                      input=shown, shape=shape, got=given.features, layer=text, expected=layer.in_features,
                      out=layer.out_features, lineno=lineno or "?"),
         why=why(ctx, parts), where=ctx.where(lineno),
-        lines=sorted({n for n in (lineno, given.origin_line, given.ctor_line) if n}),
-        names=[n for n in (given.name, layer.name) if n], tensors=tensors, fix=fix)
+        lines=sorted({n for n in (lineno, given.origin_line, given.ctor_line) if n}) if at is ctx else
+        [given.ctor_line], names=[n for n in (given.name, layer.name) if n], tensors=tensors, fix=fix)
+    if given.ctor_at is None:
+        return d
+    if at is ctx:
+        return with_lines(d, given.ctor_at, [given.ctor_line])
+    return with_lines(d, ctx, [lineno, given.origin_line])
 
 
 def _linear_cause(ctx: RuleContext, given: LinearInput, shown: str, shape: str, text: str) -> str:
@@ -141,8 +154,11 @@ def batch_size_mismatch(ctx: RuleContext, sizes: BatchSizes) -> Diagnosis:
              *(ctx.say("shapes.origin", name=name, lineno=n, code=ctx.record.source_line(n).strip())
                for name, n in assigned)]
     if fix is None:
-        parts.append(ctx.say("shapes.batch.no_fix"))
-    return ctx.diagnosis(
+        parts.append(ctx.say("shapes.batch.no_fix_view", n=cause.n, per_sample=cause.per_sample)
+                     if cause.how == "view" else ctx.say("shapes.batch.no_fix"))
+    lines = sorted({lineno, *(n for _, n in assigned)} - {None})
+    at = cause.at if cause.at is not None and fix is not None else ctx  # NB: the card is where its fix is
+    d = at.diagnosis(
         BATCH, ERROR, title=ctx.say("shapes.batch.title", input=shown_in, target=shown_target, n_in=sizes.input,
                                     n_target=sizes.target),
         summary=ctx.say("shapes.batch.summary"),
@@ -150,8 +166,11 @@ def batch_size_mismatch(ctx: RuleContext, sizes: BatchSizes) -> Diagnosis:
                      n_target=sizes.target, in_shape=shape_text(in_shape) if in_shape else "?",
                      lineno=lineno or "?", target_shape=shape_text(target_shape) if target_shape else "?"),
         why=why(ctx, parts), where=ctx.where(lineno),
-        lines=sorted({lineno, *(n for _, n in assigned), *_cause_lines(cause)} - {None}),
+        lines=_cause_lines(cause) if at is not ctx else lines + ([] if cause.at else _cause_lines(cause)),
         names=[n for n in (loss.input_name, loss.target_name) if n], tensors=loss_facts(loss), fix=fix)
+    if cause.at is None:
+        return d
+    return with_lines(d, ctx, lines) if at is not ctx else with_lines(d, cause.at, _cause_lines(cause))
 
 
 def _batch_cause_said(ctx: RuleContext, loss: LossArgs, sizes: BatchSizes, cause: BatchCause, shown_in: str,
@@ -163,8 +182,9 @@ def _batch_cause_said(ctx: RuleContext, loss: LossArgs, sizes: BatchSizes, cause
         return ctx.say("shapes.batch.input_not_flat", input=shown_in, shape=shape_text(loss.input_shot.shape),
                        n_target=sizes.target)
     if cause.how == "view":
-        return ctx.say("shapes.batch.view", code=one_line(ctx.record.source, cause.view), lineno=cause.view.lineno,
-                       n=cause.n, n_in=sizes.input, n_target=sizes.target, per_sample=cause.per_sample)
+        at = cause.at or ctx
+        return at.say("shapes.batch.view", code=one_line(at.record.source, cause.view), lineno=cause.view.lineno,
+                      n=cause.n, n_in=sizes.input, n_target=sizes.target, per_sample=cause.per_sample)
     return ctx.say("shapes.batch.unknown", input=shown_in, target=shown_target)
 
 

@@ -17,6 +17,7 @@ from ...model import TensorFact
 from ...record import OpEvent, TensorSnapshot
 from ..context import RuleContext
 from ..kit import argument, calls_on_line, lookup, one_line
+from ..places import made_at
 from .culprit import LinearCall, fact, last_assignment, linear_calls, module_name, snapshot_tensor
 from .message import Product
 
@@ -80,6 +81,9 @@ class LinearInput:
     origin_line: Optional[int]  # where the cell last assigned the input
     ctors: Tuple[LinearCall, ...]  # `nn.Linear(in_features, ...)` calls that may have made the layer
     flatten_prefix: Optional[str]  # `nn.` when the one such call is in an nn.Sequential and `nn.Flatten` is torch's
+    # the view on the cell that holds `ctors` when it is not this one: the `__init__` (of an earlier cell) that
+    # made the layer, found from the live model by the layer's path in it
+    ctor_at: Optional[RuleContext] = None
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -112,8 +116,25 @@ def find_input(ctx: RuleContext, p: Product, op: Optional[OpEvent], layer: Layer
     name = one_line(ctx.record.source, arg) if arg is not None else _shot_name(ctx, shot)
     found = last_assignment(tree, name, call.lineno) if tree is not None and name.isidentifier() and call else None
     ctors = _ctors(ctx, tree, layer)
+    at = None
+    if not ctors and layer.module is not None:
+        at, ctors = _made_in_init(ctx, layer)
     return LinearInput(layer, p, call, arg, shot, name, found.lineno if found is not None else None, ctors,
-                       _flatten_prefix(ctx, ctors))
+                       _flatten_prefix(at or ctx, ctors), at)
+
+
+def _made_in_init(ctx: RuleContext, layer: Layer) -> Tuple[Optional[RuleContext], Tuple[LinearCall, ...]]:
+    """The `nn.Linear(...)` call of the user's `__init__` that made the layer, found by its path in the model
+    that holds it (`model.classifier.1` -> item 1 of `self.classifier = nn.Sequential(...)`)."""
+    for name in dict.fromkeys([layer.name, *ctx.names.names_for(layer.module)]):
+        head, _, path = name.partition(".")
+        model = ctx.names.lookup(head)
+        place = made_at(ctx, model, path) if path and isinstance(model, torch.nn.Module) else None
+        if place is None or lookup(place.ctx, place.node.func) is not torch.nn.Linear:
+            continue
+        calls = [c for c in linear_calls(place.ctx, place.tree) if c.call is place.node]
+        return (place.ctx, tuple(calls)) if calls else (None, ())
+    return None, ()
 
 
 def _call_on_line(ctx: RuleContext, tree: Optional[ast.Module], layer: Layer) -> Optional[ast.Call]:

@@ -15,7 +15,7 @@ from ...edits import insert_line_before, make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
 from ..kit import parenthesised, quote
-from .culprit import LossArgs
+from .culprit import LossArgs, fold
 from .culprit_batch import BatchCause
 from .culprit_linear import LinearInput
 from .culprit_target import Classes
@@ -60,16 +60,23 @@ def _sequential_flatten(ctx: RuleContext, given: LinearInput) -> Optional[Fix]:
 
 
 def in_features_fix(ctx: RuleContext, given: LinearInput, layer_text: str) -> FixOrReason:
-    """The one `nn.Linear(...)` call's literal in_features set to the input's feature count."""
+    """The one `nn.Linear(...)` call's in_features set to the input's feature count: the number, or, for an
+    expression that gave a divisor of it (`hidden_units` = 10 for 490 features), that expression times the
+    rest (`hidden_units * 49`). In the cell of that call (`given.ctor_at` when another)."""
     if given.flat is not None:
         return None, "shapes.linear.no_fix_both"
-    if len(given.ctors) != 1:
+    if len(given.ctors) != 1 or given.ctors[0].in_node is None:
         return None, "shapes.linear.no_fix_ctor" if not given.ctors else "shapes.linear.no_fix_several"
-    src, node = ctx.record.source, given.ctors[0].in_node
+    at = given.ctor_at or ctx
+    src, node = at.record.source, given.ctors[0].in_node
     start, end = node_span(src, node)
-    description = ctx.say("shapes.linear.fix_in_features", layer=layer_text, got=given.features,
-                          old=src[start:end], lineno=node.lineno)
-    return make_fix(src, [TextEdit(start, end, str(given.features))], description), "shapes.linear.no_fix_parse"
+    expected, got = given.layer.in_features, given.features
+    new = str(got)
+    if fold(node) is None and expected > 1 and got % expected == 0:
+        new = f"{parenthesised(src[start:end], node)} * {got // expected}"
+    description = at.say("shapes.linear.fix_in_features" if new == str(got) else "shapes.linear.fix_in_features_expr",
+                         layer=layer_text, got=got, new=new, old=src[start:end], lineno=node.lineno)
+    return make_fix(src, [TextEdit(start, end, new)], description), "shapes.linear.no_fix_parse"
 
 
 # -- batch-size-mismatch --
@@ -88,8 +95,8 @@ def batch_fix(ctx: RuleContext, loss: LossArgs, cause: BatchCause) -> Optional[F
         text = f"{node.id}.reshape(-1, {node.id}.size(-1))"
         return make_fix(src, [TextEdit(start, end, text)], ctx.say("shapes.batch.fix_input", code=text,
                                                                    lineno=node.lineno))
-    if cause.how == "view" and cause.receiver and len(cause.ctors) <= 1:
-        return _view_fix(ctx, cause)
+    if cause.how == "view" and cause.receiver and len(cause.ctors) == 1:  # NB: the Linear after it takes N too
+        return _view_fix(cause.at or ctx, cause)
     return None
 
 

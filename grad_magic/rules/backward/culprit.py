@@ -76,6 +76,21 @@ def names_in(node: Optional[ast.AST], ctx_type: type = ast.Load) -> Set[str]:
         if node is not None else set()
 
 
+def submodules(module: torch.nn.Module, most: int = 500) -> List[torch.nn.Module]:
+    """The module and its children, breadth first, read from their `_modules` dicts (no method of theirs runs)."""
+    found: List[torch.nn.Module] = []
+    todo, seen = [module], set()
+    while todo and len(found) < most:
+        m = todo.pop(0)
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        found.append(m)
+        children = vars(m).get("_modules")
+        todo += [c for c in (children.values() if isinstance(children, dict) else ()) if isinstance(c, torch.nn.Module)]
+    return found
+
+
 def alone_on_lines(ctx: RuleContext, stmt: ast.stmt) -> bool:
     """The statement is alone on its lines (no `;` neighbours), so whole lines can move."""
     first = ctx.record.source_line(stmt.lineno)

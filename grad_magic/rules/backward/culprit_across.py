@@ -22,7 +22,7 @@ from ..context import RuleContext
 from ..kit import dotted, function_around, scope_statements, starts_line
 from ..places import method_place, root, view_on
 from .causes import Cause, DetachAt, State
-from .culprit import Site, alone_on_lines, names_in
+from .culprit import Site, alone_on_lines, names_in, submodules
 from .culprit_twice import has_graph, in_loop, state_of, twice_cause
 
 
@@ -182,7 +182,7 @@ def _kept_states(ctx: RuleContext, names: List[str]) -> Iterator[Tuple[Any, str,
         top = ctx.names.lookup(name)
         if not isinstance(top, torch.nn.Module):
             continue
-        for module in list(top.modules())[:500]:
+        for module in submodules(top):
             if id(module) in seen:
                 continue
             seen.add(id(module))

@@ -19,7 +19,7 @@ from ...cell import cell_tree
 from ..context import RuleContext, dotted_names
 from ..kit import dotted, scope_statements
 from ..places import cells_before, function_place, root, view_on
-from .culprit import names_in
+from .culprit import names_in, submodules
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _reached_functions(ctx: RuleContext, tree: Optional[ast.Module]) -> Iterator
     values += [ctx.names.lookup(n) for n in sorted(names_in(tree))] if tree is not None and ctx.elsewhere else []
     for value in values:
         if isinstance(value, torch.nn.Module):
-            for module in list(value.modules())[:500]:
+            for module in submodules(value):
                 yield next((vars(k)["forward"] for k in type(module).__mro__ if "forward" in vars(k)), None)
         elif isinstance(value, (types.FunctionType, types.MethodType)):
             yield getattr(value, "__func__", value)

@@ -395,3 +395,29 @@ def test_a_step_whose_loss_cannot_be_recomputed_alone_gets_words(shell):
              GAN_MODELS, "%%gradcheck\ntrain_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
     d = _card_of(shell, cells)
     assert d.fix is None and "No automatic fix" in d.why and "In [1]" in d.where
+
+
+BUILDERS = IMPORTS + """
+
+def conv_block(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.Sigmoid(), nn.ReLU(inplace=True))
+
+
+def make_layers(widths):
+    layers = []
+    for cin, cout in zip(widths, widths[1:]):
+        layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.Tanh(), nn.Dropout(0.2, True)]
+    return nn.Sequential(*layers)
+"""
+
+
+@pytest.mark.parametrize("built,line,fixed", [
+    ("nn.Sequential(conv_block(3, 4), conv_block(4, 4))", 7, "nn.ReLU(inplace=False)"),
+    ("make_layers([3, 4, 4])", 13, "nn.Dropout(0.2)"),
+])
+def test_a_module_built_by_the_users_builder_function_is_fixed_in_the_builder(shell, built, line, fixed):
+    cells = [BUILDERS, f"torch.manual_seed(0)\nfeatures = {built}\n",
+             "%%gradcheck\nloss = features(torch.randn(2, 3, 8, 8)).mean()\nloss.backward()\n"]
+    d = _card_of(shell, cells)
+    assert (1, line) in _lines(d)
+    assert fixed in _fix_runs_clean(shell, cells, d)[0].splitlines()[line - 1]

@@ -223,6 +223,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "updated model",
         "zh": "在第 {lineno} 行的 `{optimizer}.step()` 之后，用更新后的模型重新前向传播来计算 {loss}",
     },
+    "inplace.saved.fix_flag_dropped": {
+        "en": "drop the positional in-place flag `True` on line {lineno}, so it returns a new tensor",
+        "zh": "去掉第 {lineno} 行按位置传入的原地标志 `True`，让它返回一个新张量",
+    },
     "inplace.saved.fix_out": {
         "en": "assign the result on line {lineno} instead of writing it into {name} with out=",
         "zh": "在第 {lineno} 行直接赋值结果，而不是用 out= 写入 {name}",

@@ -179,6 +179,7 @@ def _function_at(tree: Optional[ast.Module], lineno: int) -> Optional[ast.Functi
 
 
 Found = Tuple[str, ast.Call, Tuple[ast.AST, bool]]
+Scope = Tuple[str, ast.AST]  # a cell (or file) and the function (or the cell's tree) whose code is read
 
 
 def _built_in_init(ctx: RuleContext, code: Any, keys: List[str], cls: type) -> Optional[Found]:
@@ -191,24 +192,18 @@ def _built_in_init(ctx: RuleContext, code: Any, keys: List[str], cls: type) -> O
         isinstance(t, ast.Attribute) and t.attr == keys[0] and dotted(t.value) == "self" for t in s.targets)]
     values += [c.args[1] for c in ast.walk(function) if isinstance(c, ast.Call) and dotted(c.func) ==
                "self.add_module" and len(c.args) == 2 and getattr(c.args[0], "value", None) == keys[0]]
-    call = _descend(ctx, values[0], keys[1:], function) if len(values) == 1 else None
-    if call is None:  # NB: built in a loop or through a list: the one constructor of its kind in __init__
-        calls = [c for c in ast.walk(function) if isinstance(c, ast.Call) and inplace_flag(ctx, c, cls)]
-        call = calls[0] if len(calls) == 1 else None
-    flag = inplace_flag(ctx, call, cls) if call is not None else None
-    return (filename, call, flag) if flag is not None else None  # type: ignore[return-value]
+    if not values:  # NB: `self.add_module(f"act{i}", ...)` in a loop
+        return _the_one_in(ctx, (filename, function), cls)
+    return _descend(ctx, (filename, function), values[0], keys[1:], cls) if len(values) == 1 else None
 
 
-def _built_in_cell(ctx: RuleContext, root: str, keys: List[str], cls: type) -> Optional[Found]:
-    """The newest cell (up to the running one) whose top level assigns `root`, followed down `keys`."""
+def _built_in_cell(ctx: RuleContext, root_name: str, keys: List[str], cls: type) -> Optional[Found]:
+    """The newest cell (up to the running one) whose top level assigns `root_name`, followed down `keys`."""
     for filename in _cells_newest_first(ctx):
         tree = cell_tree(ctx.record.sources.text(filename))
-        values = [v for stmt in (tree.body if tree is not None else ()) for v in _assigned(stmt, root)]
-        if not values:
-            continue
-        call = _descend(ctx, values[-1], keys, tree)
-        flag = inplace_flag(ctx, call, cls) if call is not None else None
-        return (filename, call, flag) if flag is not None else None  # type: ignore[return-value]
+        values = [v for stmt in (tree.body if tree is not None else ()) for v in _assigned(stmt, root_name)]
+        if values:
+            return _descend(ctx, (filename, tree), values[-1], keys, cls) if tree is not None else None
     return None
 
 
@@ -232,20 +227,56 @@ def _cells_newest_first(ctx: RuleContext) -> List[str]:
 
 # -- following a module's key through the code that built its container --
 
-def _descend(ctx: RuleContext, node: ast.AST, keys: List[str], scope: ast.AST) -> Optional[ast.Call]:
+MAX_HELPERS = 3  # the user's builder functions followed one into another (`make_layers` -> `conv_block`)
+
+
+def _descend(ctx: RuleContext, scope: Scope, node: ast.AST, keys: List[str], cls: type, depth: int = 0
+             ) -> Optional[Found]:
     """The call that built the module at `keys` under the expression `node` (`nn.Sequential(a, b)`, key "1" ->
-    `b`), following names assigned once in `scope`."""
-    for key in keys:
-        node = _resolved(node, scope)
-        items = _items(node, scope) if isinstance(node, ast.Call) else None
-        if items is None:
+    `b`), following names assigned once in the scope and the user's own builder functions (`conv_block(3, 8)`
+    -> its `return nn.Sequential(...)`). Where a function's code cannot be followed (a list grown in a loop),
+    the one constructor of the writer's class with the flag in that function."""
+    for i, key in enumerate([*keys, None]):
+        node = _resolved(node, scope[1])
+        helper = _builder(ctx, node) if isinstance(node, ast.Call) and depth < MAX_HELPERS else None
+        if helper is not None:
+            return _descend(ctx, helper[0], helper[1], keys[i:], cls, depth + 1) if helper[1] is not None \
+                else _the_one_in(ctx, helper[0], cls)
+        if key is None:
+            break
+        if not isinstance(node, ast.Call) or callee_name(node) not in CONTAINERS:
+            return None  # NB: a parameter, a module passed in: built elsewhere
+        items = _items(node, scope[1])
+        if items is None:  # NB: `nn.Sequential(*layers)` of a list grown in a loop
+            return _the_one_in(ctx, scope, cls)
+        node = items.get(key)
+        if node is None:
             return None
-        found = items.get(key)
-        if found is None:
-            return None
-        node = found
-    node = _resolved(node, scope)
-    return node if isinstance(node, ast.Call) else None
+    flag = inplace_flag(ctx, node, cls) if isinstance(node, ast.Call) else None
+    return (scope[0], node, flag) if flag is not None else None  # type: ignore[return-value]
+
+
+def _the_one_in(ctx: RuleContext, scope: Scope, cls: type) -> Optional[Found]:
+    """The one constructor of `cls` with the in-place flag in a function (built in a loop, through a list)."""
+    if not isinstance(scope[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None  # NB: a cell's top level builds many things: no guess there
+    calls = [(c, f) for c in ast.walk(scope[1]) if isinstance(c, ast.Call)
+             for f in [inplace_flag(ctx, c, cls)] if f is not None]
+    return (scope[0], calls[0][0], calls[0][1]) if len(calls) == 1 else None
+
+
+def _builder(ctx: RuleContext, call: ast.Call) -> Optional[Tuple[Scope, Optional[ast.AST]]]:
+    """A call of the user's own function: its scope and the one value it returns (None when it returns several)."""
+    fn = ctx.names.lookup(dotted(call.func) or "")
+    code = getattr(fn, "__code__", None) if callable(fn) and not isinstance(fn, type) else None
+    sources = ctx.record.sources
+    if code is None or sources is None or not sources.is_user(code.co_filename):
+        return None
+    function = _function_at(cell_tree(sources.text(code.co_filename)), code.co_firstlineno)
+    if function is None:
+        return None
+    values = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None]
+    return (code.co_filename, function), values[0] if len(values) == 1 else None
 
 
 def _resolved(node: ast.AST, scope: ast.AST) -> ast.AST:
@@ -262,10 +293,7 @@ def _resolved(node: ast.AST, scope: ast.AST) -> ast.AST:
 
 def _items(call: ast.Call, scope: ast.AST) -> Optional[Dict[str, ast.AST]]:
     """The children a container call is given, by key: `Sequential(a, b)` -> {"0": a, "1": b}."""
-    kind = callee_name(call)
-    if kind not in CONTAINERS:
-        return None
-    args = call.args
+    kind, args = callee_name(call), call.args
     if len(args) == 1 and isinstance(args[0], ast.Starred):
         listed = _resolved(args[0].value, scope)
         elements = listed.elts if isinstance(listed, (ast.List, ast.Tuple)) else None

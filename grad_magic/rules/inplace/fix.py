@@ -56,7 +56,8 @@ def flag_fix(ctx: RuleContext, spot: InPlaceSpot) -> Optional[Fix]:
         before = call.args[-2] if len(call.args) > 1 else None
         cut = node_span(src, before)[1] if before is not None else node_span(src, call.func)[1] + 1
         if before is not None or src[cut - 1:cut] == "(":
-            edits = [TextEdit(cut, end, "")]
+            return make_fix(src, [TextEdit(cut, end, "")], ctx.say("inplace.saved.fix_flag_dropped",
+                                                                    lineno=flag.lineno))
     return make_fix(src, edits, ctx.say("inplace.saved.fix_keyword", lineno=flag.lineno))
 
 

@@ -12,6 +12,7 @@ put on.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import platform
 import sys
@@ -32,6 +33,7 @@ from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
 from .sources import Sources, plain_sources
+from .stepwatch import Clearings, SeenStep, StepLook
 from .stacks import TraceFilter
 from .tracker import OpLog, OpTracker
 
@@ -66,6 +68,8 @@ class _StepWatch:
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
         # (thread, id(optimizer), whether it took the tracker off) of each step under way, innermost last
         self._running: List[Tuple[int, int, bool]] = []
+        self._look = StepLook(log.sources)  # NB: what the user's frames hold at each step (stepwatch.py)
+        self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
@@ -74,28 +78,34 @@ class _StepWatch:
         if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
             self._running.append((threading.get_ident(), id(optimizer), popped))
         with_grad = stale = 0
+        cleared = self.clearings.since_last_step(self._log)
         for p in _params(optimizer):
             g = p.grad
             if g is None:
                 continue
             with_grad += 1
             seen = self._after.get(id(p))
-            # NB: same grad object, changed since the last step, and nothing of the user's touched it
+            # NB: same grad object, changed since the last step, and nothing of the user's cleared it
             # in place (zero_grad(set_to_none=False) does) -> backward accumulated onto old gradients.
-            if seen is not None and seen[0]() is g and g._version != seen[1] \
-                    and id(g) not in self._log.touched:
+            if seen is not None and seen[0]() is g and g._version != seen[1] and not cleared(g):
                 stale += 1
         self._log.touched.clear()
         if len(self.steps) < 10_000:
             lineno, frames = self._log.user_site()
-            self.steps.append(StepEvent(weakref.ref(optimizer), type(optimizer).__name__,
-                                        lineno, with_grad, stale, frames))
+            closure = bool(args) and callable(args[0]) or callable(kwargs.get("closure"))
+            self.steps.append(SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
+                                       frames, *self._look.look(optimizer, sys._getframe(1)), closure))
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:
             for p in _params(optimizer):
                 if p.grad is not None:
                     self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
+            last = self.steps[-1] if self.steps else None
+            if isinstance(last, SeenStep) and last.closure and last.optimizer() is optimizer:
+                # NB: step(closure) makes the gradients inside the step (Lightning): count them after it
+                with_grad = sum(1 for p in _params(optimizer) if p.grad is not None)
+                self.steps[-1] = dataclasses.replace(last, params_with_grad=with_grad)
         finally:
             self._log.paused = max(0, self._log.paused - 1)
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
@@ -126,7 +136,7 @@ class _ZeroGradWatch:
     def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: TorchFunctionMode,
                  steps: _StepWatch) -> None:
         self._owner, self._original = owner, owner.__dict__["zero_grad"]
-        watch_params, touched, original = params, log.touched, self._original
+        watch_params, touched, original = params, steps.clearings.by_zero_grad, self._original
 
         @functools.wraps(original)
         def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:

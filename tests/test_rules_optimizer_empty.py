@@ -106,8 +106,12 @@ def test_a_recreated_model_is_warned_about(shell, monkeypatch):
     result = run(shell, TRAIN.format(first="model = torch.nn.Linear(3, 1)\n"))
     assert result.success
     d = next(d for d in grad_magic.last_diagnoses() if d.kind == "optimizer-not-on-model")
-    assert d.names == ("opt", "model") and d.fix is None and "line 6" in d.summary
-    assert [sl.lineno for sl in d.lines] == [6]
+    assert d.names == ("opt", "model") and "line 6" in d.summary
+    # the line that made the model again, the optimizer's own line in In [1], the step
+    assert [(sl.cell, sl.lineno) for sl in d.lines] == [(2, 2), (1, 3), (2, 6)]
+    assert d.fix.source.splitlines()[1:4] == ["model = torch.nn.Linear(3, 1)",
+                                              "opt = torch.optim.SGD(model.parameters(), lr=0.1)", "for _ in range(2):"]
+    assert run(shell, d.fix.source).success and "optimizer-not-on-model" not in _kinds(shell)
 
 
 def test_the_optimizer_of_the_called_model_is_not_warned_about(shell):
@@ -122,8 +126,17 @@ def test_parameters_another_name_still_holds_are_not_stray(shell):
     assert "optimizer-not-on-model" not in _kinds(shell)
 
 
-def test_a_model_of_another_shape_is_not_matched(shell):
+def test_a_model_made_again_wider_is_matched_by_its_layers(shell):
+    """Its parameters never got a gradient and no name holds them: the optimizer steps a lost model."""
     run(shell, SETUP)
     cell = TRAIN.format(first="model = torch.nn.Linear(3, 2)\n")
+    assert run(shell, cell).success
+    d = next(d for d in grad_magic.last_diagnoses() if d.kind == "optimizer-not-on-model")
+    assert "same kinds" in d.summary and "frozen-by-no-grad" not in _kinds(shell)
+
+
+def test_an_optimizer_of_another_kind_of_model_is_not_matched(shell):
+    run(shell, SETUP)
+    cell = TRAIN.format(first="model = torch.nn.Linear(3, 2, bias=False)\n")
     assert run(shell, cell).success
     assert "optimizer-not-on-model" not in _kinds(shell)

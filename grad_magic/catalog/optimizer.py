@@ -55,6 +55,49 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "在第 {lineno} 行的 step 之后立即调用 `{call}`",
     },
     "optimizer.zero.joiner": {"en": " and ", "zh": "；"},
+    "optimizer.zero.why_once": {
+        "en": "`{call}` on line {lineno} runs once, before the loop: not once per step.",
+        "zh": "第 {lineno} 行的 `{call}` 只在循环开始前执行一次，而不是每一步执行一次。",
+    },
+    "optimizer.zero.title_manual": {
+        "en": "The gradients of {params} were never cleared between updates",
+        "zh": "{params} 的梯度在两次更新之间从未清零",
+    },
+    "optimizer.zero.summary_manual": {
+        "en": "The update on line {lineno} ran {updates} times, each time on .grad holding the sum of every "
+              "backward() so far: nothing cleared it in between.",
+        "zh": "第 {lineno} 行的更新执行了 {updates} 次，每次用到的 .grad 都是到目前为止所有 backward() "
+              "的总和：中间没有任何代码清零梯度。",
+    },
+    "optimizer.zero.what_manual": {
+        "en": "{params} were updated by hand {updates} times. Their .grad was never reset, so each "
+              "backward() added onto the gradients of all earlier passes. No error is raised: the training "
+              "just goes wrong.",
+        "zh": "{params} 被手动更新了 {updates} 次。它们的 .grad 从未被重置，每次 backward() 都把梯度累加到"
+              "之前所有轮次的梯度上。不会报错：只是训练会悄悄出问题。",
+    },
+    "optimizer.zero.why_manual": {
+        "en": "PyTorch adds each backward()'s gradients into .grad instead of replacing them. An update by "
+              "hand must clear {params}'s .grad after using it (`.grad.zero_()` or `.grad = None`), as an "
+              "optimizer's zero_grad() would; otherwise every update uses the sum of all gradients so far.",
+        "zh": "PyTorch 会把每次 backward() 得到的梯度累加到 .grad 上，而不是替换它。手动更新在用完 {params} "
+              "的 .grad 之后必须清零它（`.grad.zero_()` 或 `.grad = None`），就像优化器的 zero_grad() 那样；"
+              "否则每次更新用的都是到目前为止所有梯度之和。",
+    },
+    "optimizer.zero.why_no_fix_manual": {
+        "en": "No automatic fix: the update is not written as one statement grad_magic can follow; clear "
+              "{params}'s .grad right after each update.",
+        "zh": "没有自动修复：这个更新不是 grad_magic 能够跟随的单条语句；请在每次更新之后立即清零 {params} "
+              "的 .grad。",
+    },
+    "optimizer.zero.fix_manual": {
+        "en": "call {parts}, so each update uses only the latest gradients",
+        "zh": "{parts}，让每次更新只使用最新的梯度",
+    },
+    "optimizer.zero.fix_after_update": {
+        "en": "`{call}` right after the update on line {lineno}",
+        "zh": "在第 {lineno} 行的更新之后立即调用 `{call}`",
+    },
     # -- empty-parameter-list --
     "optimizer.empty.title": {
         "en": "The optimizer was given no parameters",
@@ -132,11 +175,33 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "`{optimizer}` 并没有在训练 `{model}`",
     },
     "optimizer.stray.summary": {
-        "en": "`{optimizer}.step()`, run from line {lineno}, updated {count} parameters that belong to no model you "
-              "still have; `{model}`, which this cell calls, has parameters of the same shapes that it never "
+        "en": "`{optimizer}.step()`, run from {step}, updated {count} parameters that belong to no model you "
+              "still have; `{model}`, which the training uses, has parameters of the same shapes that it never "
               "touches.",
-        "zh": "从第 {lineno} 行运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；"
-              "本单元格调用的 `{model}` 有形状完全相同的参数，却从未被它更新。",
+        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；"
+              "训练所用的 `{model}` 有形状完全相同的参数，却从未被它更新。",
+    },
+    "optimizer.stray.summary_layers": {
+        "en": "`{optimizer}.step()`, run from {step}, updated {count} parameters that belong to no model you still "
+              "have; `{model}`, which the training uses, has parameters of the same kinds (its layers were made "
+              "again) that it never touches.",
+        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；训练所用的 "
+              "`{model}` 有同类的参数（它的层被重新创建过），却从未被它更新。",
+    },
+    "optimizer.stray.at": {"en": "line {lineno}", "zh": "第 {lineno} 行"},
+    "optimizer.stray.at_here": {"en": "line {lineno} of this cell", "zh": "本单元格第 {lineno} 行"},
+    "optimizer.stray.why_remade": {
+        "en": "`{optimizer}` was built on {built}, on the parameters `{model}` had then; {remade} made `{model}` "
+              "again (or replaced its layers) afterwards, and `{optimizer}` kept the old ones. Build `{optimizer}` "
+              "again from `{model}.parameters()` right after that.",
+        "zh": "`{optimizer}` 是在 {built} 基于 `{model}` 当时的参数创建的；之后 {remade} 重新创建了 `{model}`（或替换了"
+              "它的层），而 `{optimizer}` 仍持有旧的参数。请在那之后立即用 `{model}.parameters()` 重新创建 "
+              "`{optimizer}`。",
+    },
+    "optimizer.stray.fix": {
+        "en": "build `{optimizer}` again, as on {built}, right after {remade}, so that it steps `{model}`'s "
+              "parameters",
+        "zh": "在 {remade} 之后立即像 {built} 那样重新创建 `{optimizer}`，让它更新 `{model}` 的参数",
     },
     "optimizer.stray.what": {
         "en": "`{optimizer}` ({cls}) holds the parameters it was built with. None of them is a parameter of "

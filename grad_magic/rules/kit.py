@@ -8,6 +8,8 @@
 - live objects: tensor facts where torch may refuse them (metadata only, never data); the names that read
   as the cell's device variable;
 - the one `LossCall`: a loss called in the cell, with its input and target;
+- a model's submodules and parameters, read from its registries; how the user holds an object (`opt`,
+  `trainer.optim`: `holder_name`);
 - edits every family makes: `.method()` appended to an expression (`appended`, parenthesised when needed).
 
 Wording is not here: sentences and lists are joined by the catalog (`catalog.sentences`, `catalog.listing`).
@@ -21,7 +23,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -350,3 +352,49 @@ def names_an_argument(ctx: Any, node: ast.AST, lineno: Optional[int]) -> bool:
     params |= {n.id for loop in ast.walk(function) if isinstance(loop, (ast.For, ast.comprehension))
                for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))
+
+
+# -- a model's submodules and parameters, read from its registries (no `parameters()` of a subclass runs) --
+
+MAX_SUBMODULES = 10_000
+
+
+def submodules(prefix: str, module: Any, seen: Set[int]) -> Iterator[Tuple[str, Any]]:
+    """(`prefix.sub`, submodule) for the module and every module under it, read from `_modules` dicts."""
+    if id(module) in seen or len(seen) > MAX_SUBMODULES:
+        return
+    seen.add(id(module))
+    yield prefix, module
+    for key, sub in list((module.__dict__.get("_modules") or {}).items()):
+        if sub is not None:
+            yield from submodules(f"{prefix}.{key}", sub, seen)
+
+
+def module_parameters(module: torch.nn.Module) -> List[Any]:
+    """The parameters of the module and its submodules, read from their `_parameters` dicts."""
+    return [p for _, m in submodules("", module, set())
+            for p in (m.__dict__.get("_parameters") or {}).values() if p is not None]
+
+
+def holder_name(ctx: RuleContext, obj: Any) -> Optional[str]:
+    """How the user holds `obj`: its name (`opt`), else an attribute of a named object (`model.optimizer`,
+    `trainer.optim`), read from `__dict__`s; None when nothing the namespace names holds it."""
+    name = ctx.names.name_for(obj)
+    if name is not None:
+        return name
+    for owner, value in ctx.names.objects():
+        if "." in owner or isinstance(value, (torch.Tensor, type)):
+            continue
+        attrs = _dict_of(value)
+        for attr, inner in list(attrs.items())[:256]:
+            if inner is obj and isinstance(attr, str):
+                return f"{owner}.{attr}"
+    return None
+
+
+def _dict_of(value: Any) -> Dict[str, Any]:
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}

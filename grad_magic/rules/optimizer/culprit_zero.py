@@ -1,9 +1,10 @@
-"""grads-not-zeroed's culprit: which optimizers stepped on stale gradients, and where each step's
-gradients start in the cell (where `<optimizer>.zero_grad()` belongs).
+"""grads-not-zeroed's culprit: which optimizers stepped on stale gradients, in which cell they stepped (the
+running cell, or the helper or method of an earlier cell whose loop calls `step()`), and where each step's
+gradients start there (where `<optimizer>.zero_grad()` belongs).
 
 Reads the optimizer steps the capture recorded (`StepEvent.stale_params`: grads accumulated onto since the
-previous step and never cleared) and the cell's syntax; names an optimizer (the NameIndex) only when it
-stepped on stale gradients. Never reads tensor data.
+previous step and never cleared; `frames`: the user's code that stepped) and the syntax of the cell that
+stepped; names an optimizer (the NameIndex) only when it stepped on stale gradients. Never reads tensor data.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...cell import enclosing_statement, segment
 from ...record import StepEvent
 from ..context import RuleContext
-from ..kit import starts_line
+from ..kit import dotted, function_around, starts_line
+from ..places import view_on
 
 BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
 Trail = List[Tuple[List[ast.stmt], int]]  # (body, index) pairs down to a statement
@@ -119,3 +121,27 @@ def has_call(node: ast.AST, attr: str) -> bool:
     """Whether `node` holds a call of a method named `attr` (`x.backward()`, `opt.step()`)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
                for n in ast.walk(node))
+
+
+def stale_view(ctx: RuleContext, opt: StaleOptimizer) -> RuleContext:
+    """The run seen from the cell whose code stepped on stale gradients: the innermost user frame of the first
+    stale step (a helper's or a method's cell), else the running cell."""
+    frames = opt.stale[0].frames
+    if not frames or frames[0][0] == ctx.record.filename:
+        return ctx
+    return view_on(ctx, *frames[0]) or ctx
+
+
+def once_before_loop(tree: ast.Module, step_line: Optional[int], receiver: str) -> List[int]:
+    """Lines of `<receiver>.zero_grad()` calls that run once before the innermost loop around the step (in
+    the same function): they clear the gradients once per epoch, not once per step."""
+    if step_line is None:
+        return []
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+             and n.lineno < step_line <= (n.end_lineno or n.lineno)]
+    if not loops:
+        return []
+    loop = max(loops, key=lambda n: n.lineno)
+    return sorted({c.lineno for c in ast.walk(function_around(tree, loop.lineno)) if isinstance(c, ast.Call)
+                   and isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad" and c.lineno < loop.lineno
+                   and dotted(c.func.value) == receiver})

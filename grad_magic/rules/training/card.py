@@ -13,7 +13,7 @@ from ...model import WARNING, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import GRAD_OFF, text_of
 from ..registry import rule
-from .culprit_frozen import model_re_created, nothing_trained
+from .culprit_frozen import model_re_created, nothing_trained, trains_a_lost_model
 from .culprit_graph import backpropagated, kept_graphs, last_grad_fn
 from .culprit_mode import ModeSlip, evaluated_in_train, trained_in_eval
 from .fix import frozen_fix, graph_fix, mode_fix
@@ -73,7 +73,8 @@ def frozen_by_no_grad(ctx: RuleContext) -> Optional[Diagnosis]:
     step = steps[0]
     opt = step.optimizer() if step.optimizer is not None else None
     label = (ctx.names.name_for(opt) if opt is not None else None) or step.optimizer_class
-    if tree is not None and model_re_created(ctx, tree, opt):
+    if opt is not None and (tree is not None and model_re_created(ctx, tree, opt) or
+                            trains_a_lost_model(ctx, opt, steps)):
         return None  # NB: optimizer-not-on-model tells this story
     cause = nothing_trained(ctx, tree, step.lineno)
     fix = frozen_fix(ctx, tree, cause) if tree is not None else None

@@ -12,11 +12,10 @@ from typing import Any, Iterator, List, Optional, Set, Tuple
 import torch
 
 from ..context import RuleContext
-from ..kit import callee_name, grad_off_call
+from ..kit import callee_name, grad_off_call, module_parameters, submodules  # noqa: F401 -- used here and by the rules
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-MAX_SUBMODULES = 10_000
 
 
 def is_name(node: ast.AST, name: str) -> bool:
@@ -100,23 +99,6 @@ def cell_modules(ctx: RuleContext, tree: ast.Module) -> List[Tuple[str, torch.nn
             seen.add(id(value))
             found.append((n.id, value))
     return found
-
-
-def submodules(prefix: str, module: Any, seen: Set[int]) -> Iterator[Tuple[str, Any]]:
-    """(`prefix.sub`, submodule) for the module and every module under it, read from `_modules` dicts."""
-    if id(module) in seen or len(seen) > MAX_SUBMODULES:
-        return
-    seen.add(id(module))
-    yield prefix, module
-    for key, sub in list((module.__dict__.get("_modules") or {}).items()):
-        if sub is not None:
-            yield from submodules(f"{prefix}.{key}", sub, seen)
-
-
-def module_parameters(module: torch.nn.Module) -> List[Any]:
-    """The parameters of the module and its submodules, read from their `_parameters` dicts."""
-    return [p for _, m in submodules("", module, set())
-            for p in (m.__dict__.get("_parameters") or {}).values() if p is not None]
 
 
 def parameter_ids(module: torch.nn.Module) -> Set[int]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
+from ...record import StepEvent
 from ..context import RuleContext
 from ..kit import optimizer_params
 from .culprit import (backward_lines, backward_receiver_names, body_of, calls_backward, cell_modules,
@@ -81,4 +82,19 @@ def model_re_created(ctx: RuleContext, tree: ast.Module, opt: Any) -> bool:
         own = module_parameters(module)
         if own and sorted(tuple(p.shape) for p in own) == shapes:
             return True
+    return False
+
+
+def trains_a_lost_model(ctx: RuleContext, opt: Any, steps: Sequence[StepEvent]) -> bool:
+    """The frames that stepped held a model with as many parameters, of the same kinds, as the optimizer's, but
+    none of them, and no name holds the optimizer's: the model was made again (optimizer-not-on-model's story)."""
+    params = optimizer_params(opt)
+    ids = {id(p) for p in params}
+    kinds = sorted(p.dim() for p in params)
+    for step in steps:
+        for held in getattr(step, "models", ()):  # NB: record.StepEvent gains `models` (stepwatch.SeenStep)
+            model = held.model() if held.model is not None else None
+            own = module_parameters(model) if model is not None and not held.stepped else []
+            if own and sorted(p.dim() for p in own) == kinds and not ids & {id(p) for p in own}:
+                return not any(ctx.names.name_for(p) is not None for p in params)
     return False

@@ -1,0 +1,313 @@
+"""What the capture's step watch reads at each optimizer step, beyond the optimizer itself: the user's frames
+(the models they hold, the Dropout/BatchNorm modes those models step in, the locals that keep an autograd graph
+growing from one step to the next), and which gradients were cleared since the previous step.
+
+The step watch (capture.py) asks `StepLook.look` in its pre-hook, once per `optimizer.step()`: from the step
+call outwards, the user's own frames only (cells and the user's files: `sources.Sources`), innermost first.
+This is how a silent rule sees a loop that lives in a helper or a method three cells up: `model` in
+`train_model`, `self.model` in `Trainer.train_epoch`, the global `rnn` a helper reads. `Clearings` tells a
+gradient cleared (`zero_grad()`, `p.grad.zero_()`) from one only scaled (`clip_grad_norm_`).
+
+Reads frame locals, the globals a frame's code names, `__dict__`s, module registries and the op tracker's
+in-place events (the dicts, never a property or `__getattr__`): no user code runs, no tensor data is read.
+Keeps weak references and ids only, so no graph and no model is kept alive by watching. Records are plain data.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+
+import torch
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.dropout import _DropoutNd
+
+from .record import StepEvent
+from .sources import Sources
+
+MAX_FRAMES = 8  # user frames looked at per step, innermost first
+MAX_NAMES = 256  # names looked at per frame
+MAX_MODULES = 5_000  # submodules walked per model
+MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
+GROWTH = 2  # steps in a row a local must have grown before it is reported
+
+
+@dataclass(frozen=True)
+class HeldModel:
+    """A module a user frame held at a step, and how its Dropout/BatchNorm layers stood."""
+
+    model: Optional[weakref.ref] = field(compare=False, repr=False)
+    path: str  # how the innermost user frame holding it names it: `model`, `self.model`, `rnn`
+    site: Tuple[str, int]  # (filename, line) of that frame at the step
+    stepped: bool  # some of its parameters are in the optimizer's param_groups
+    eval_layers: Tuple[weakref.ref, ...] = field(default=(), compare=False, repr=False)  # in eval() mode
+    train_layers: int = 0  # how many such layers were in train() mode
+    # NB: "such layers": Dropout with p > 0 and BatchNorm whose weight is stepped, inside a part of the model
+    # that is trained (a frozen backbone's own Dropout, kept in eval() on purpose, is not one)
+
+
+@dataclass(frozen=True)
+class GrowingLocal:
+    """A local that held more of the graph at each step: a running total with a grad_fn, a list of losses."""
+
+    site: Tuple[str, int]  # (filename, line) of its frame at the step
+    function: str  # the frame's qualified name: `train_epoch`, `Trainer.fit`
+    name: str  # `total`, `outputs`, `self.losses`
+    kind: str  # "tensor" (a running total) or "list"
+    size: int  # items in the list; 0 for a tensor
+    item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
+    numel: int  # elements of the (newest) tensor: 1 is one number
+
+
+@dataclass(frozen=True)
+class SeenStep(StepEvent):
+    """A step with what the user's frames held (see record.StepEvent). NB: until record.py holds these fields."""
+
+    models: Tuple[HeldModel, ...] = ()
+    growing: Tuple[GrowingLocal, ...] = ()
+    closure: bool = False  # step(closure): the gradients are made inside the step, after the pre-hook
+
+
+# NB: in-place ops that may clear a gradient (`p.grad.zero_()`, `p.grad.data.mul_(0)`, `g[:] = 0`); scaling it
+# (`clip_grad_norm_`'s `_foreach_mul_`, `clamp_`, `div_`) keeps what it holds
+CLEARING = frozenset({"zero_", "fill_", "copy_", "mul_", "__imul__", "__setitem__", "set_", "_foreach_zero_",
+                      "_foreach_copy_"})
+
+
+class Clearings:
+    """The gradients cleared since the previous step: by `zero_grad()` (its wrapper adds them to `by_zero_grad`)
+    or by an in-place op of the user's that clears; a gradient only clipped or scaled is not cleared."""
+
+    def __init__(self) -> None:
+        self.by_zero_grad: Set[int] = set()
+        self._mark: Any = None  # the op tracker's newest in-place event at the previous step
+        self._dropped = 0
+
+    def since_last_step(self, log: Any) -> Callable[[torch.Tensor], bool]:
+        """Whether a gradient was cleared since the previous step; then starts counting again. `log`: the op
+        tracker's OpLog (its in-place events and the ids it saw changed in place, `touched`)."""
+        events, complete = self._new_events(log)
+        clearing = [e for e in events if e.name in CLEARING]
+        ids, shapes = set(self.by_zero_grad), set()
+        if not complete or any(len(e.targets) >= 4 for e in clearing):
+            ids |= log.touched  # NB: what changed cannot be told apart: every change counts as a clearing
+        elif clearing:
+            ids |= {t.ident for e in clearing for t in e.targets}
+            # NB: `p.grad.data.zero_()` clears through another tensor object: known by its shape
+            shapes = {(t.shape, t.dtype) for e in clearing for t in e.targets if not t.requires_grad}
+        self.by_zero_grad.clear()  # NB: the same set: zero_grad's wrapper holds it
+        self._mark, self._dropped = (log.inplace[-1] if log.inplace else None), log.dropped
+        return lambda g: id(g) in ids or bool(shapes) and (tuple(g.shape), str(g.dtype)[6:]) in shapes
+
+    def _new_events(self, log: Any) -> Tuple[List[Any], bool]:
+        new = []
+        for event in reversed(log.inplace):
+            if event is self._mark:
+                return new, log.dropped == self._dropped
+            new.append(event)
+        return new, self._mark is None and log.dropped == self._dropped
+
+
+class StepLook:
+    """Looks at the user's frames at each step of one capture; remembers (as ids) what the last step saw."""
+
+    def __init__(self, sources: Sources) -> None:
+        self._sources = sources
+        self._last: Dict[Tuple[int, str], Tuple[int, int, int]] = {}  # key -> (id(value), size, id(grad_fn))
+        self._streak: Dict[Tuple[int, str], int] = {}
+        self._layers: Dict[Tuple[int, int], Tuple[weakref.ref, bool, Tuple[weakref.ref, ...]]] = {}
+
+    def look(self, optimizer: Any, frame: Optional[FrameType]) -> Tuple[Tuple[HeldModel, ...],
+                                                                         Tuple[GrowingLocal, ...]]:
+        """The models the user's frames hold and the locals that grew since the last step. Never raises."""
+        try:
+            frames = list(self._user_frames(frame))
+            return self._models(optimizer, frames), self._growing(frames)
+        except Exception:  # NB: watching never changes what the user's code does
+            return (), ()
+
+    def _user_frames(self, frame: Optional[FrameType]) -> Iterator[FrameType]:
+        found = 0
+        while frame is not None and found < MAX_FRAMES:
+            if self._sources.is_user(frame.f_code.co_filename):
+                found += 1
+                yield frame
+            frame = frame.f_back
+
+    # -- the models --
+
+    def _models(self, optimizer: Any, frames: List[FrameType]) -> Tuple[HeldModel, ...]:
+        seen: Dict[int, HeldModel] = {}
+        ids: Optional[Set[int]] = None
+        for frame in frames:
+            site = (frame.f_code.co_filename, frame.f_lineno)
+            for path, module in _modules_held(frame):
+                if id(module) in seen or len(seen) >= 32:
+                    continue
+                if ids is None:
+                    ids = {id(p) for g in optimizer.__dict__.get("param_groups", ()) for p in g.get("params", ())}
+                stepped, layers = self._mode_layers(id(optimizer), module, ids)
+                modes = [layer.__dict__.get("training") for layer in (r() for r in layers) if layer is not None]
+                seen[id(module)] = HeldModel(
+                    weakref.ref(module), path, site, stepped,
+                    tuple(r for r, m in zip(layers, modes) if m is False), sum(1 for m in modes if m is True))
+        return tuple(seen.values())
+
+    def _mode_layers(self, opt_id: int, module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple[weakref.ref, ...]]:
+        key = (opt_id, id(module))
+        known = self._layers.get(key)
+        if known is None or known[0]() is not module:
+            known = self._layers[key] = (weakref.ref(module), *_trained_layers(module, ids))
+        return known[1], known[2]
+
+    # -- the locals that grow --
+
+    def _growing(self, frames: List[FrameType]) -> Tuple[GrowingLocal, ...]:
+        now: Dict[Tuple[int, str], Tuple[int, int, int]] = {}
+        found: List[GrowingLocal] = []
+        for frame in frames:
+            if frame.f_code.co_name == "<module>":
+                continue  # NB: the running cell's own loops are read from its text
+            for name, value in _locals_with_graphs(frame):
+                key = (id(frame), name)
+                state = _state(value)
+                if state is None:
+                    continue
+                now[key] = state
+                before = self._last.get(key)
+                grew = before is not None and _grew(value, state, before)
+                streak = self._streak[key] = self._streak.get(key, 0) + 1 if grew else 0
+                if streak >= GROWTH:
+                    found.append(_growing_local(frame, name, value, state))
+        self._last = now
+        self._streak = {k: v for k, v in self._streak.items() if k in now}
+        return tuple(found)
+
+
+def _modules_held(frame: FrameType) -> Iterator[Tuple[str, torch.nn.Module]]:
+    """(path, module): the frame's locals (a function's), the globals its code names, and modules one
+    attribute down from a plain object among them (`self.model`, `trainer.model`)."""
+    for name, value in _names_of(frame):
+        if isinstance(value, torch.nn.Module):
+            yield name, value
+        elif _plain_object(value):
+            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
+                if isinstance(attr, str) and isinstance(inner, torch.nn.Module):
+                    yield f"{name}.{attr}", inner
+
+
+def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
+    code = frame.f_code
+    local: Dict[str, Any] = {} if code.co_name == "<module>" else dict(frame.f_locals)
+    for name, value in list(local.items())[:MAX_NAMES]:
+        yield name, value
+    globs = frame.f_globals
+    for name in code.co_names[:MAX_NAMES]:
+        if name not in local and name in globs:
+            yield name, globs[name]
+
+
+def _plain_object(value: Any) -> bool:
+    """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
+    cls = type(value)
+    return not isinstance(value, (torch.nn.Module, torch.Tensor, type)) and \
+        getattr(cls, "__module__", "builtins") not in ("builtins", "types") and \
+        not cls.__module__.startswith(("torch", "numpy", "IPython")) and isinstance(_dict_of(value), dict)
+
+
+def _dict_of(value: Any) -> Dict[str, Any]:
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _submodules(module: torch.nn.Module) -> Iterator[Tuple[torch.nn.Module, Optional[torch.nn.Module]]]:
+    """(module, its parent) for the module and everything under it, read from `_modules` dicts."""
+    todo: List[Tuple[Any, Any]] = [(module, None)]
+    seen: Set[int] = set()
+    while todo and len(seen) < MAX_MODULES:
+        m, parent = todo.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        yield m, parent
+        todo.extend((c, m) for c in list((m.__dict__.get("_modules") or {}).values()) if c is not None)
+
+
+def _trained_layers(module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple[weakref.ref, ...]]:
+    """Whether the optimizer steps some of `module`'s parameters; its Dropout (p > 0) layers whose parent
+    holds stepped parameters, and BatchNorm layers whose weight is stepped."""
+    pairs = list(_submodules(module))
+    direct = {id(m): any(id(p) in ids for p in (m.__dict__.get("_parameters") or {}).values() if p is not None)
+              for m, _ in pairs}
+    trained = dict(direct)  # NB: a module with stepped parameters anywhere under it (children come later)
+    for m, parent in reversed(pairs):
+        if parent is not None and trained[id(m)]:
+            trained[id(parent)] = True
+    layers = []
+    for m, parent in pairs:
+        if isinstance(m, _DropoutNd) and m.__dict__.get("p") and parent is not None and trained[id(parent)]:
+            layers.append(weakref.ref(m))
+        elif isinstance(m, _BatchNorm) and direct[id(m)]:
+            weight = (m.__dict__.get("_parameters") or {}).get("weight")
+            if weight is not None and weight.requires_grad:
+                layers.append(weakref.ref(m))
+    return any(direct.values()), tuple(layers)
+
+
+def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
+    for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
+        if name == "self" and _plain_object(value):
+            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
+                if isinstance(inner, list):
+                    yield f"self.{attr}", inner
+        elif isinstance(value, (torch.Tensor, list)):
+            yield name, value
+
+
+def _graph_of(value: Any) -> Optional[torch.Tensor]:
+    """The tensor with a grad_fn that `value` (a tensor, or a dict / tuple / list of them) holds, else None."""
+    if isinstance(value, torch.Tensor):
+        return value if value.grad_fn is not None else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return next((t for t in list(items)[:16] if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+
+
+def _state(value: Any) -> Optional[Tuple[int, int, int]]:
+    if isinstance(value, torch.Tensor):
+        return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
+    if value and _graph_of(value[-1]) is not None:
+        return id(value), len(value), 0
+    return None
+
+
+def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
+    """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
+    if isinstance(value, list):
+        return now[0] == before[0] and now[1] > before[1]
+    if now[2] == before[2]:
+        return False
+    todo, looked = [value.grad_fn], 0
+    while todo and looked < MAX_GRAPH:
+        node = todo.pop(0)
+        looked += 1
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None:
+                if id(child) == before[2]:
+                    return True
+                todo.append(child)
+    return False
+
+
+def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
+    code = frame.f_code
+    newest = value if isinstance(value, torch.Tensor) else value[-1]
+    item = "tensor" if isinstance(newest, torch.Tensor) else "dict" if isinstance(newest, dict) and all(
+        isinstance(v, torch.Tensor) for v in newest.values()) else "other"
+    tensor = _graph_of(newest)
+    return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
+                        "tensor" if isinstance(value, torch.Tensor) else "list", state[1], item,
+                        tensor.numel() if tensor is not None else 0)

@@ -11,6 +11,7 @@ import torch
 import grad_magic
 from grad_magic.rules.leaf.message import LeafInPlace, match_non_leaf_grad, parse_leaf_inplace
 from cards import card
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from gm_shell import run
 
 # -- message variants --
@@ -159,3 +160,29 @@ def test_non_leaf_chinese_card(shell, monkeypatch):
     d = card(shell, "%%gradcheck\nimport torch\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\n"
                     "w = w + 1\n(w * 2).sum().backward()\nw.grad\n", "non-leaf-grad", no_notes=True)
     assert "不再是你训练的那个张量" in d.title and "with torch.no_grad():" in d.fix.source
+
+
+# -- earlier cells: a weight-init helper, a helper that copies weights --
+
+def test_every_write_of_an_init_helper_is_wrapped_not_only_the_first(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n\ndef init_weights(m):\n    if isinstance(m, nn.Linear):\n"
+             "        m.weight.fill_(0.01)\n        m.bias.zero_()\n    elif isinstance(m, nn.Conv1d):\n"
+             "        m.weight.normal_(0, 0.02)\n",
+             "%%gradcheck\nmodel = nn.Sequential(nn.Conv1d(2, 2, 3), nn.Flatten(), nn.Linear(4, 1))\n"
+             "model.apply(init_weights)\n"]
+    d = card_of(shell, cells, "leaf-modified-in-place", raises=RuntimeError)
+    assert (1, 10) in lines_of(d) and d.lines[0].function == "init_weights"
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert fixed_cells[0].count("with torch.no_grad():") == 2
+
+
+def test_slice_copies_into_a_new_layers_weight_are_wrapped_together(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n\ndef widen(stem):\n"
+             "    conv = nn.Conv2d(4, stem.out_channels, 3, bias=False)\n    conv.weight[:, :3] = stem.weight\n"
+             "    conv.weight[:, 3:] = stem.weight.mean(dim=1, keepdim=True)\n    return conv\n",
+             "%%gradcheck\nstem = widen(nn.Conv2d(3, 8, 3, bias=False))\n"]
+    d = card_of(shell, cells, "leaf-modified-in-place", raises=RuntimeError)
+    assert (1, 7) in lines_of(d) and (2, 2) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "    with torch.no_grad():\n        conv.weight[:, :3] = stem.weight\n        conv.weight[:, 3:]" in \
+        fixed_cells[0]

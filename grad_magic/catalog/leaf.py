@@ -90,6 +90,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "run lines {first}-{last} under `{header}:`",
         "zh": "把第 {first}-{last} 行放到 `{header}:` 中执行",
     },
+    "leaf.fix_wrap_more": {
+        "en": "and the same writes from line {lines} too",
+        "zh": "；第 {lines} 行起的同类写入也同样处理",
+    },
     "leaf.fix_rebind": {
         "en": "compute a new tensor on line {lineno} (`{code}`) instead of changing the leaf",
         "zh": "在第 {lineno} 行计算一个新张量（`{code}`），而不是修改叶子张量",

@@ -18,7 +18,8 @@ from ..context import RuleContext
 from ..kit import code_text, fact_for, grad_fn_name, quote
 from ..registry import rule
 from .culprit import (LeafWrite, bindings, is_update, leaf_write, makes_leaf, no_grad_header, non_leaf_reads,
-                      pending_backward, reads_name, siblings_of, static_target, update_run, wrapped_leaf)
+                      pending_backward, reads_name, same_writes, siblings_of, static_target, update_run,
+                      wrapped_leaf)
 from .fix import made_fix, rebind_fix, retain_fix, update_fix, wrap_fix
 from .message import LeafInPlace, match_non_leaf_grad, parse_leaf_inplace
 
@@ -68,7 +69,8 @@ def _leaf_fix(ctx: RuleContext, write: LeafWrite) -> Tuple[Optional[Fix], str, O
     header = no_grad_header(ctx, tree)
     if header is None or run is None:
         return None, "leaf.why_no_fix", None
-    fix = wrap_fix(ctx, run, header)
+    more = same_writes(ctx, tree, stmt, run)
+    fix = wrap_fix(ctx, run, header, more) if more is not None else None
     return fix, "leaf.why_wrap" if fix is not None else "leaf.why_no_fix", None
 
 

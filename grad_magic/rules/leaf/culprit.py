@@ -16,7 +16,8 @@ import torch
 from ...cell import cell_tree, enclosing_statement
 from ...record import OpEvent
 from ..context import RuleContext
-from ..kit import callee_name, dotted, failed_op, grad_fn_name, is_leaf, starts_line, torch_name
+from ..kit import (callee_name, dotted, failed_op, function_around, grad_fn_name, grad_off_around, is_leaf,
+                   scope_statements, starts_line, torch_name)
 
 # in-place ops that set or update values (parameter updates, initialisation): safe under no_grad
 UPDATES = frozenset({
@@ -141,6 +142,33 @@ def update_run(ctx: RuleContext, siblings: Sequence[ast.stmt], i: int) -> Option
     while last + 1 < len(siblings) and belongs(last + 1):
         last += 1
     return list(siblings[first:last + 1])
+
+
+def same_writes(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, run: Sequence[ast.stmt]
+                ) -> Optional[List[List[ast.stmt]]]:
+    """In a function (a weight-init helper, an update step of an earlier cell): the other runs of in-place
+    updates to what the failing one writes into (`module.weight.fill_`, then `module.bias.zero_()` in another
+    branch), outside any grad-off block: the run would reach them next. None when one of them shares its
+    line with another statement (no clean block for it: then no fix at all)."""
+    function = function_around(tree, stmt.lineno)
+    root = (static_target(stmt) or "").split(".")[0]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not root:
+        return []
+    found: List[List[ast.stmt]] = []
+    for other in scope_statements(function):
+        if other in run or any(other in r for r in found) or not is_update(other) or \
+                (static_target(other) or "").split(".")[0] != root or grad_off_around(other, function) is not None:
+            continue
+        siblings, i = siblings_of(tree, other)
+        if not own_lines(ctx.record.source, siblings, i):
+            return None
+        more = [other]
+        while i + 1 < len(siblings) and siblings[i + 1] not in run and is_update(siblings[i + 1]) and \
+                (static_target(siblings[i + 1]) or "").split(".")[0] == root and own_lines(ctx.record.source, siblings, i + 1):
+            i += 1
+            more.append(siblings[i])
+        found.append(more)
+    return found
 
 
 def pending_backward(tree: ast.AST, stmt: ast.stmt, name: str) -> Optional[int]:

@@ -26,12 +26,21 @@ AUG = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 # -- leaf-modified-in-place --
 
-def wrap_fix(ctx: RuleContext, run: Sequence[ast.stmt], header: str) -> Optional[Fix]:
-    """The run of updates put under `header:` (`with torch.no_grad()`)."""
+def wrap_fix(ctx: RuleContext, run: Sequence[ast.stmt], header: str,
+             more: Sequence[Sequence[ast.stmt]] = ()) -> Optional[Fix]:
+    """The run of updates put under `header:` (`with torch.no_grad()`), and each of the `more` runs of the
+    same writes further on (other branches of an init helper)."""
     first, last = run[0].lineno, run[-1].end_lineno or run[-1].lineno
     edits = wrap_in_block(ctx.record.source, first, last, header)
+    for other in more:
+        edits += wrap_in_block(ctx.record.source, other[0].lineno, other[-1].end_lineno or other[-1].lineno, header)
     key = "leaf.fix_wrap" if first == last else "leaf.fix_wrap_lines"
-    return make_fix(ctx.record.source, edits, ctx.say(key, first=first, last=last, header=header))
+    description = ctx.say(key, first=first, last=last, header=header)
+    if more:
+        lines = [str(o[0].lineno) for o in more]
+        description = catalog.sentences([description, ctx.say("leaf.fix_wrap_more", lines=catalog.listing(
+            lines, ctx.language))], ctx.language)
+    return make_fix(ctx.record.source, edits, description)
 
 
 def rebind_fix(ctx: RuleContext, stmt: ast.stmt, name: str) -> Optional[Fix]:

@@ -186,3 +186,15 @@ def test_slice_copies_into_a_new_layers_weight_are_wrapped_together(shell):
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "    with torch.no_grad():\n        conv.weight[:, :3] = stem.weight\n        conv.weight[:, 3:]" in \
         fixed_cells[0]
+
+
+def test_weights_a_helper_makes_with_an_op_after_requires_grad_are_all_fixed_there(shell):
+    cells = ["import torch\n\n\ndef make_params():\n    w = torch.randn(3, 2, requires_grad=True).double()\n"
+             "    b = torch.zeros(2, requires_grad=True).double()\n    return w, b\n",
+             "%%gradcheck\nw, b = make_params()\nloss = (torch.ones(4, 3, dtype=torch.float64) @ w + b).sum()\n"
+             "loss.backward()\nw.grad\nb.grad\n"]
+    d = card_of(shell, cells, "non-leaf-grad")
+    assert (1, 5) in lines_of(d) and (1, 6) in lines_of(d) and (2, 2) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "w = torch.randn(3, 2).double().requires_grad_()" in fixed_cells[0]
+    assert "b = torch.zeros(2).double().requires_grad_()" in fixed_cells[0]

@@ -184,6 +184,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "make the finished `{name}` the leaf (line {lineno})",
         "zh": "让计算完成后的 `{name}` 成为叶子张量（第 {lineno} 行）",
     },
+    "nonleaf.fix_made_all": {
+        "en": "make each finished tensor the leaf (lines {lines})",
+        "zh": "让每个计算完成后的张量成为叶子张量（第 {lines} 行）",
+    },
     "nonleaf.fix_retain": {
         "en": "keep the gradient of `{name}` with `.retain_grad()` (new line {lineno})",
         "zh": "用 `.retain_grad()` 保留 `{name}` 的梯度（新增第 {lineno} 行）",

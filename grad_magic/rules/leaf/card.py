@@ -7,7 +7,8 @@ wording; of live objects, torch metadata only.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from dataclasses import dataclass
+from typing import List, Optional, Tuple, Union
 
 import torch
 
@@ -16,10 +17,11 @@ from ...cell import cell_tree
 from ...model import ERROR, WARNING, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import code_text, fact_for, grad_fn_name, quote
+from ..places import with_lines
 from ..registry import rule
-from .culprit import (LeafWrite, bindings, is_update, leaf_write, makes_leaf, no_grad_header, non_leaf_reads,
-                      pending_backward, reads_name, same_writes, siblings_of, static_target, update_run,
-                      wrapped_leaf)
+from .culprit import (LeafWrite, bindings, is_update, leaf_write, made_in_helper, makes_leaf, no_grad_header,
+                      non_leaf_reads, pending_backward, reads_name, same_writes, siblings_of, static_target,
+                      update_run, wrapped_leaf)
 from .fix import made_fix, rebind_fix, retain_fix, update_fix, wrap_fix
 from .message import LeafInPlace, match_non_leaf_grad, parse_leaf_inplace
 
@@ -101,19 +103,48 @@ def _explain_non_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: 
                       names: List[str]) -> Diagnosis:
     grad_fn = grad_fn_name(obj) or "?"
     title, line, fix, why = _why_not_leaf(ctx, tree, name, read_line, grad_fn, names)
-    return ctx.diagnosis(
-        WARN_KIND, WARNING, title=title,
-        summary=ctx.say("nonleaf.summary", name=name, lineno=read_line),
+    at = line if isinstance(line, Made) else None
+    fields = dict(
+        title=title, summary=ctx.say("nonleaf.summary", name=name, lineno=read_line),
         what=ctx.say("nonleaf.what", name=name, lineno=read_line, grad_fn=grad_fn),
-        why=catalog.sentences([ctx.say("nonleaf.why_leaf_only"), *why], ctx.language), where=ctx.where(read_line),
-        lines=sorted({n for n in (read_line, line) if n}), names=names,
+        why=catalog.sentences([ctx.say("nonleaf.why_leaf_only"), *why], ctx.language), names=names,
         tensors=[f for f in [fact_for(name, obj)] if f is not None], fix=fix)
+    if at is None:
+        return ctx.diagnosis(WARN_KIND, WARNING, where=ctx.where(read_line),
+                             lines=sorted({n for n in (read_line, line) if n}), **fields)
+    d = at.ctx.diagnosis(WARN_KIND, WARNING, where=at.ctx.where(at.lines[0]), lines=at.lines, **fields)
+    return with_lines(d, ctx, [at.call_line, read_line])
+
+
+@dataclass(frozen=True)
+class Made:
+    """The tensors were made in a helper of another cell: the view on it, the lines that made them there, and
+    the line of this cell that called it."""
+
+    ctx: RuleContext
+    lines: List[int]
+    call_line: int
+
+
+def _made_in_helper(ctx: RuleContext, name: str, grad_fn: str, names: List[str], at: RuleContext,
+                    made: ast.Assign, call: int) -> Tuple[str, Made, Optional[Fix], List[str]]:
+    """`w1, b1 = make_params()` where make_params makes each with `requires_grad=True` and then an op: all of
+    them are fixed there, in the helper's cell."""
+    src = at.record.source
+    others = [m for m in (made_in_helper(ctx, cell_tree(ctx.record.source), n) for n in names if n != name)
+              if m is not None and m[0].record.filename == at.record.filename and wrapped_leaf(m[1].value)]
+    more = sorted({id(m[1]): m[1] for m in others if m[1] is not made}.values(), key=lambda s: s.lineno)
+    fix = made_fix(at, made, name, more)
+    why = [at.say("nonleaf.why_made", name=name, lineno=made.lineno, code=code_text(src, made), grad_fn=grad_fn)]
+    lines = sorted([made.lineno, *(s.lineno for s in more)])
+    return at.say("nonleaf.title_made", name=name, lineno=made.lineno), Made(at, lines, call), fix, why
 
 
 def _why_not_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: int, grad_fn: str, names: List[str]
-                  ) -> Tuple[str, Optional[int], Optional[Fix], List[str]]:
-    """(title, the binding's line, fix, sentences) of why `name` is not a leaf: rebound, made by an op on a
-    fresh leaf, or an intermediate result. NB: the nonleaf messages put `name` in backticks themselves."""
+                  ) -> Tuple[str, Union[int, Made, None], Optional[Fix], List[str]]:
+    """(title, the binding's line -- or where a helper of another cell made it --, fix, sentences) of why
+    `name` is not a leaf: rebound, made by an op on a fresh leaf (here or in a helper that returned it), or an
+    intermediate result. NB: the nonleaf messages put `name` in backticks themselves."""
     src = ctx.record.source
     binds = bindings(tree, name)
     rebinds = [s for s in binds if reads_name(s.value, name)]
@@ -123,6 +154,9 @@ def _why_not_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: int,
         why = [ctx.say("nonleaf.why_rebound", name=name, lineno=r.lineno, code=code_text(src, r)),
                ctx.say("nonleaf.why_rebound_fix" if fix is not None else "nonleaf.why_rebound_no_fix", name=name)]
         return ctx.say("nonleaf.title_rebound", name=name, lineno=r.lineno), r.lineno, fix, why
+    helper = made_in_helper(ctx, tree, name) if not binds else None
+    if helper is not None and wrapped_leaf(helper[1].value) is not None:
+        return _made_in_helper(ctx, name, grad_fn, names, *helper)
     if binds and wrapped_leaf(binds[0].value) is not None:
         b = binds[0]
         why = [ctx.say("nonleaf.why_made", name=name, lineno=b.lineno, code=code_text(src, b), grad_fn=grad_fn)]

@@ -17,7 +17,8 @@ from ...cell import cell_tree, enclosing_statement
 from ...record import OpEvent
 from ..context import RuleContext
 from ..kit import (callee_name, dotted, failed_op, function_around, grad_fn_name, grad_off_around, is_leaf,
-                   scope_statements, starts_line, torch_name)
+                   lookup, scope_statements, starts_line, torch_name)
+from ..places import function_place, item_returned
 
 # in-place ops that set or update values (parameter updates, initialisation): safe under no_grad
 UPDATES = frozenset({
@@ -263,4 +264,23 @@ def wrapped_leaf(value: ast.AST) -> Optional[ast.keyword]:
             for k in n.keywords:
                 if k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True:
                     return k
+    return None
+
+
+def made_in_helper(ctx: RuleContext, tree: ast.AST, name: str) -> Optional[Tuple[RuleContext, ast.Assign, int]]:
+    """`w1, b1 = make_params()`: in a view on the helper's cell (an earlier cell, usually), the first plain
+    assignment of the name the helper returns at `name`'s position -- where that tensor was made -- and the
+    line of this cell that called the helper."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+                and isinstance(node.targets[0], (ast.Tuple, ast.List))):
+            continue
+        targets = [dotted(e) for e in node.targets[0].elts]
+        if name not in targets:
+            continue
+        place = function_place(ctx, lookup(ctx, node.value.func))
+        values = item_returned(place, targets.index(name)) if place is not None else []
+        made = bindings(place.node, values[0].id) if len(values) == 1 and isinstance(values[0], ast.Name) else []
+        if made:
+            return place.ctx, made[0], node.lineno
     return None

@@ -143,9 +143,22 @@ def _clears_grad(tree: ast.AST, name: str) -> bool:
     return False
 
 
-def made_fix(ctx: RuleContext, stmt: ast.Assign, name: str) -> Optional[Fix]:
-    """`w = torch.randn(3, requires_grad=True) * 0.01` -> `w = (torch.randn(3) * 0.01).requires_grad_()`."""
+def made_fix(ctx: RuleContext, stmt: ast.Assign, name: str, more: Sequence[ast.Assign] = ()) -> Optional[Fix]:
+    """`w = torch.randn(3, requires_grad=True) * 0.01` -> `w = (torch.randn(3) * 0.01).requires_grad_()`; the
+    same for each of `more` (the other tensors made that way beside it)."""
     src = ctx.record.source
+    edits: List[TextEdit] = []
+    for s in [stmt, *more]:
+        found = _made_edits(src, s)
+        if found is None:
+            return None
+        edits += found
+    return make_fix(src, edits, ctx.say("nonleaf.fix_made", name=name, lineno=stmt.lineno) if not more else
+                    ctx.say("nonleaf.fix_made_all", lines=catalog.listing([str(s.lineno) for s in [stmt, *more]],
+                                                                          ctx.language)))
+
+
+def _made_edits(src: str, stmt: ast.Assign) -> Optional[List[TextEdit]]:
     keyword = wrapped_leaf(stmt.value)
     call = next((n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and keyword in n.keywords), None)
     if keyword is None or call is None:
@@ -156,8 +169,7 @@ def made_fix(ctx: RuleContext, stmt: ast.Assign, name: str) -> Optional[Fix]:
         return None  # NB: `f(requires_grad=True)` alone: nothing to keep the comma against
     _, prev_end = node_span(src, items[k - 1])
     _, kw_end = node_span(src, keyword)
-    edits = [TextEdit(prev_end, kw_end, "")] + appended(src, stmt.value, ".requires_grad_()")
-    return make_fix(src, edits, ctx.say("nonleaf.fix_made", name=name, lineno=stmt.lineno))
+    return [TextEdit(prev_end, kw_end, "")] + appended(src, stmt.value, ".requires_grad_()")
 
 
 def retain_fix(ctx: RuleContext, tree: ast.Module, stmt: ast.Assign, name: str, read_line: int) -> Optional[Fix]:

@@ -423,3 +423,26 @@ def test_a_state_left_by_an_earlier_cell_and_passed_to_a_helper_is_detached_befo
     d = card_of(shell, cells, "backward-twice", RuntimeError)
     assert lines_of(d) == [(3, 2), (1, 11)]
     assert fix_runs_clean(shell, cells, d)[2].splitlines()[1] == "h = h.detach()"
+
+
+@pytest.mark.slow  # NB: importing lightning takes seconds
+def test_a_lightning_modules_hidden_state_is_detached_in_its_forward(shell):
+    """Lightning runs backward() inside its own loop: no user frame calls it, the state the model keeps is found."""
+    pytest.importorskip("lightning", reason="needs lightning (requirements-dev.txt)")
+    cells = ["import logging\nfor name in ('lightning', 'lightning.pytorch', 'lightning.fabric'):\n"
+             "    logging.getLogger(name).setLevel(logging.ERROR)\n" + IMPORTS +
+             "import lightning as L\nfrom torch.utils.data import DataLoader, TensorDataset\n",
+             "class LitLM(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.lstm = nn.LSTM(3, 8, batch_first=True)\n        self.head = nn.Linear(8, 3)\n"
+             "        self.hidden = None\n\n    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
+             "        return self.head(out)\n\n    def training_step(self, batch, batch_idx):\n        x, y = batch\n"
+             "        return nn.functional.mse_loss(self(x), y)\n\n    def configure_optimizers(self):\n"
+             "        return torch.optim.SGD(self.parameters(), lr=0.1)\n",
+             "%%gradcheck\nmodel = LitLM()\ntrainer = L.Trainer(max_epochs=1, accelerator='cpu', logger=False,\n"
+             "                    enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)\n"
+             "trainer.fit(model, DataLoader(TensorDataset(torch.randn(8, 5, 3), torch.randn(8, 5, 3)), batch_size=4))\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert lines_of(d) == [(2, 9), (3, 5)] and "trainer.fit" in d.what
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[7:9] == [
+        "    def forward(self, x):",
+        "        self.hidden = tuple(t.detach() for t in self.hidden) if self.hidden is not None else None"]

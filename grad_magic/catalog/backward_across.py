@@ -10,6 +10,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "backward(), which freed its saved tensors.",
         "zh": "`{code}`（{where}）中止了：{tensor} 背后的计算图有一部分已经被先前的 backward() 用过，它保存的张量已被释放。",
     },
+    "backward.twice.what_library": {
+        "en": "A backward() that `{code}` on line {lineno} ran stopped: part of the graph behind its loss was already "
+              "used by an earlier backward(), which freed its saved tensors.",
+        "zh": "第 {lineno} 行的 `{code}` 运行的一次 backward() 中止了：它的损失背后的计算图有一部分已经被先前的 backward() "
+              "用过，它保存的张量已被释放。",
+    },
     # -- each loss of a list --
     "backward.twice.why_each_title": {
         "en": "The losses in {losses} share one graph, and the loop on line {loop} backpropagates them one by one",

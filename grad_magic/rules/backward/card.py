@@ -113,7 +113,10 @@ _WORDS_ONLY = ("backward.twice.why_stepped", "backward.twice.why_passed", "backw
 
 def _twice_what(ctx: RuleContext, found: Found, label: str) -> str:
     """What stopped: the backward() call on this view's line, or the one in the frame it called."""
-    bctx, backward = found.bctx, found.backward
+    bctx, backward, site = found.bctx, found.backward, found.site
+    if backward is None and site is not None and site.call is None:  # NB: a library's backward(): Lightning's fit
+        return ctx.say("backward.twice.what_library", code=one_line(ctx.record.source, site.stmt),
+                       lineno=ctx.record.error_lineno or "?")
     if backward is None or backward.call is None:
         return ctx.say("backward.twice.what", code="backward()", lineno=ctx.record.error_lineno or "?", tensor=label)
     code = one_line(bctx.record.source, backward.call)

@@ -53,8 +53,10 @@ def _found_here(ctx: RuleContext) -> Found:
         cause = twice_cause(ctx, site) or _module_state(ctx, site) or _earlier_cell(ctx, site, site.receiver)
         return Found(site, ctx, site, cause)
     inner = _inner_backward(ctx)
-    if inner is None or site.call is not None:
+    if site.call is not None:
         return Found(site, ctx, None, None)
+    if inner is None:  # NB: a library ran backward() (Lightning's fit): a state the model keeps is still the user's
+        return Found(site, ctx, None, _module_state(ctx, site))
     # NB: the call that led to backward() reads what its graph was built from: its arguments, the state
     read = getattr(site.stmt, "value", None) or site.stmt
     cause = twice_cause(ctx, dataclasses.replace(site, receiver=read)) or _passed_in(ctx, site, read, inner) \

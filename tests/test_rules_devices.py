@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 
 from cards import card, diagnosis, failed, record_of
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from grad_magic.engine import diagnose
 from grad_magic.record import TensorSnapshot
 from grad_magic.render import Card
@@ -258,3 +259,180 @@ def test_chinese_card(shell, monkeypatch):
     assert "device=model.weight.device" in d.fix.description and "第 5 行" in d.fix.description
     assert "发生了什么" in str(Card(d))
 
+
+
+# -- across cells: the model in one cell, data and helpers in others, %%gradcheck on the last --
+
+SETUP = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ndevice = torch.device('meta')\n"
+
+
+def _cells_card(shell, cells):
+    return card_of(shell, cells, "device-mismatch", raises=RuntimeError)
+
+
+def test_init_hidden_states_are_made_on_the_models_device_both_of_them(shell):
+    cells = [SETUP,
+             "class Tagger(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.lstm = nn.LSTM(3, 4, batch_first=True)\n"
+             "\n"
+             "    def init_hidden(self, batch_size):\n"
+             "        return (torch.zeros(1, batch_size, 4),\n"
+             "                torch.zeros(1, batch_size, 4))\n"
+             "\n"
+             "    def forward(self, x, hidden):\n"
+             "        return self.lstm(x, hidden)\n",
+             "tagger = Tagger().to(device)\nhidden = torch.zeros(1, 2, 4)  # a stale global of the same name\n",
+             "%%gradcheck\nstate = tagger.init_hidden(2)\nout, state = tagger(torch.randn(2, 5, 3, device=device), state)\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 7) in lines_of(d) and (2, 8) in lines_of(d) and (2, 11) in lines_of(d)
+    assert "`hidden[0]` and `hidden[1]` on cpu" in d.title and "`state` is what `tagger.init_hidden(2)` returns" in d.why
+    (cell,) = d.fix.elsewhere
+    assert cell.cell == 2 and cell.source.count("device=self.lstm.weight_ih_l0.device") == 2 and not d.fix.source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_tensor_made_in_forward_takes_the_inputs_device_not_a_global(shell):
+    cells = [SETUP,
+             "class Noisy(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 4)\n"
+             "\n"
+             "    def forward(self, x):\n"
+             "        noise = torch.randn(x.shape)\n"
+             "        return self.fc(x + noise)\n",
+             "net = Noisy().to(device)\n",
+             "%%gradcheck\ny = net(torch.ones(2, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 7) in lines_of(d) and (2, 8) in lines_of(d)
+    assert "noise = torch.randn(x.shape, device=x.device)" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_positional_encoding_kept_as_a_plain_attribute_becomes_a_buffer(shell):
+    cells = [SETUP,
+             "class PositionalEncoding(nn.Module):\n"
+             "    def __init__(self, d_model, max_len=16):\n"
+             "        super().__init__()\n"
+             "        pe = torch.zeros(max_len, d_model)\n"
+             "        position = torch.arange(max_len).unsqueeze(1).float()\n"
+             "        pe[:, 0::2] = torch.sin(position)\n"
+             "        pe[:, 1::2] = torch.cos(position)\n"
+             "        self.pe = pe.unsqueeze(0)\n"
+             "\n"
+             "    def forward(self, x):\n"
+             "        return x + self.pe[:, :x.size(1)]\n",
+             "class Encoder(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.embed = nn.Embedding(10, 4)\n"
+             "        self.pos = PositionalEncoding(4)\n"
+             "\n"
+             "    def forward(self, tokens):\n"
+             "        return self.pos(self.embed(tokens))\n",
+             "encoder = Encoder().to(device)\n",
+             "%%gradcheck\nh = encoder(torch.randint(0, 10, (2, 5), device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 8) in lines_of(d) and (2, 11) in lines_of(d)
+    assert "`self.pe` is a plain tensor attribute, set on line 8 of In [2]" in d.why
+    assert '        self.register_buffer("pe", pe.unsqueeze(0))\n' in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_dict_batch_is_moved_in_its_comprehension(shell):
+    cells = [SETUP,
+             "class Classifier(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.embed = nn.Embedding(10, 4)\n"
+             "\n"
+             "    def forward(self, input_ids, attention_mask):\n"
+             "        h = self.embed(input_ids)\n"
+             "        return (h * attention_mask.unsqueeze(-1)).sum(1)\n",
+             "model = Classifier().to(device)\n"
+             "batches = [{'input_ids': torch.randint(0, 10, (2, 3)), 'attention_mask': torch.ones(2, 3)}]\n",
+             "%%gradcheck\nfor raw in batches:\n    inputs = {k: v for k, v in raw.items()}\n    out = model(**inputs)\n"]
+    d = _cells_card(shell, cells)
+    assert (4, 3) in lines_of(d) and (2, 8) in lines_of(d)
+    assert "`attention_mask` is `inputs[\"attention_mask\"]`, passed in on line 4." in d.why
+    assert d.fix.source.splitlines()[2] == "    inputs = {k: v.to(device) for k, v in raw.items()}"
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_dict_batch_from_a_loader_is_moved_at_the_top_of_the_loop(shell):
+    cells = [SETUP + "from torch.utils.data import DataLoader\n",
+             "class Pairs(torch.utils.data.Dataset):\n"
+             "    def __len__(self):\n"
+             "        return 4\n"
+             "\n"
+             "    def __getitem__(self, i):\n"
+             "        return {'x': torch.ones(3), 'y': torch.tensor(1)}\n",
+             "model = nn.Linear(3, 2).to(device)\nloader = DataLoader(Pairs(), batch_size=2)\n",
+             "%%gradcheck\nfor batch in loader:\n    loss = F.cross_entropy(model(batch['x']), batch['y'])\n"]
+    d = _cells_card(shell, cells)
+    assert d.fix.source.splitlines()[2] == "    batch = {k: v.to(device) for k, v in batch.items()}"
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_loss_weight_made_in_an_earlier_cell_moves_where_the_loss_is_made(shell):
+    cells = [SETUP,
+             "counts = torch.tensor([30.0, 10.0, 5.0])\nweights = counts.sum() / counts\n"
+             "criterion = nn.CrossEntropyLoss(weight=weights)\n",
+             "model = nn.Linear(4, 3).to(device)\n\n\ndef step(model, x, y, criterion):\n"
+             "    return criterion(model(x), y)\n",
+             "%%gradcheck\nloss = step(model, torch.randn(6, 4, device=device), torch.zeros(6, dtype=torch.long, "
+             "device=device), criterion)\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 3) in lines_of(d) and (3, 5) in lines_of(d) and "`criterion.weight` on cpu" in d.title
+    assert "criterion = nn.CrossEntropyLoss(weight=weights.to(device))" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_model_made_in_an_earlier_cell_and_never_moved_is_moved_there(shell):
+    cells = [SETUP, "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n",
+             "def predict(model, x):\n    return model(x).argmax(1)\n",
+             "%%gradcheck\npred = predict(model, torch.randn(3, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 1) in lines_of(d)
+    assert d.fix.elsewhere[0].source == "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)"
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_mask_returned_by_a_helper_moves_where_the_helper_uses_it(shell):
+    cells = [SETUP + "import numpy as np\n",
+             "def causal(n):\n    return torch.from_numpy(np.tril(np.ones((n, n)))) == 1\n\n\n"
+             "def masked(scores):\n    return scores.masked_fill(~causal(scores.size(-1)), 0.0)\n",
+             "%%gradcheck\nout = masked(torch.randn(2, 3, 3, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 6) in lines_of(d)
+    assert "masked_fill((~causal(scores.size(-1))).to(scores.device), 0.0)" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_tensor_passed_as_an_expression_is_made_on_the_device_in_the_call(shell):
+    cells = [SETUP, "def scale(x, w):\n    return x * w\n",
+             "%%gradcheck\nw = torch.ones(3, device=device)\nout = scale(torch.ones(3) + 1, w)\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 2) in lines_of(d) and (3, 3) in lines_of(d)
+    assert d.fix.source.splitlines()[2] == "out = scale(torch.ones(3, device=device) + 1, w)" and not d.fix.elsewhere
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_dict_batch_holding_more_than_tensors_gets_no_fix(shell):
+    cells = [SETUP,
+             "def pooled(ids, mask, texts):\n    return (ids * mask).sum(1)\n",
+             "%%gradcheck\nraw = {'ids': torch.ones(2, 3, device=device), 'mask': torch.ones(2, 3), 'texts': ['a', 'b']}\n"
+             "inputs = {k: v for k, v in raw.items()}\nout = pooled(inputs['ids'], inputs['mask'], inputs['texts'])\n"]
+    d = _cells_card(shell, cells)
+    assert "`mask` on cpu" in d.title
+    if d.fix is not None:  # NB: never a fix that fails
+        fix_runs_clean(shell, cells, d)
+
+
+def test_a_model_put_on_the_cpu_on_purpose_in_an_earlier_cell_gets_no_fix(shell):
+    cells = [SETUP, "model = nn.Linear(4, 2).to('cpu')\n",
+             "%%gradcheck\nout = model(torch.randn(3, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert d.fix is None

@@ -14,27 +14,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
-import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from ...cell import enclosing_statement
 from ...sources import Frame, Site
 from ..context import RuleContext, dotted_names
-from ..kit import dotted, one_line
-from .culprit import Party, Target, same_device
+from ..kit import one_line
 from ..places import function_place, global_assignment, item_returned, self_assignments
+from .culprit import Party, Target, same_device
+from .culprit_line import made, own_device, passed_as, taken_from, unnamed
 from .culprit_origins import Move, Mover, Plan
-from .culprit_paths import item_of, owner_of, parameter_path, path_to, resolve, root_of
+from .culprit_paths import callee, item_of, owner_of, path_to, resolve, root_of, static
 from .culprit_scopes import binds, placed
-
-_OPS = {ast.Add: ("add", "__add__", "__radd__"), ast.Sub: ("sub", "__sub__", "__rsub__", "rsub"),
-        ast.Mult: ("mul", "__mul__", "__rmul__"), ast.Div: ("div", "true_divide", "__truediv__", "__rtruediv__"),
-        ast.MatMult: ("matmul", "__matmul__", "__rmatmul__"), ast.BitAnd: ("__and__", "bitwise_and", "__rand__"),
-        ast.BitOr: ("__or__", "bitwise_or", "__ror__"), ast.Pow: ("pow", "__pow__", "__rpow__")}
-
 
 class Chain:
     """The user frames of the run (outermost first) and a Mover per frame or place, sharing one Plan."""
@@ -115,6 +107,8 @@ class Chain:
         scope = m.cell.scope(m.lineno)
         if self.is_parameter(m, scope, root) and (path == root or head == root or attr is not None):
             return self.outward(m, p)
+        if p.module:
+            return self.module(m, p, scope)
         if path != root and head != root:
             return None
         loop = m.cell.loop_binding(scope, root, m.lineno)
@@ -125,9 +119,38 @@ class Chain:
             return None
         if isinstance(binding.value, ast.DictComp) and key is not None:
             return self.comprehension(m, p, root, binding)
+        source = taken_from(m, binding.value) if key is None else None
+        if source is not None:
+            return m.move_taken(root, Party(source, p.device, resolve(m.ctx, source)), binding.lineno)
         if isinstance(binding.value, ast.Call):
-            return self.into(m, p, key, binding)
+            found = self.into(m, p, key, binding)
+            return found if found is not None or key is None else self.batch(m, p, root, binding)
         return None
+
+    def module(self, m: Mover, p: Party, scope: ast.AST) -> Optional[bool]:
+        """A parameter of a model made in an earlier cell and never moved: `.to(device)` where it is made
+        (only when a device variable says where models belong)."""
+        root = root_of(p.module)
+        if self.target.reason != "variable" or m.cell.bound_before(root, m.lineno) is not None:
+            return None
+        found = self.made(m, p, root, resolve(m.ctx, root))
+        if not isinstance(found, tuple):
+            return found
+        where, stmt = found
+        expr = where.device_expr(stmt.lineno)
+        if root in where.moved or expr is None:
+            return True if root in where.moved else None
+        return where.done(Move("module", (root,), stmt.lineno, p.device, expr, (stmt.value,)))
+
+    def batch(self, m: Mover, p: Party, root: str, binding: ast.Assign) -> Optional[bool]:
+        """`inputs = tokenizer(...)`: an object with its own `.to()` (a BatchEncoding) moves where it is made."""
+        obj = resolve(m.ctx, root)
+        expr = m.device_expr(binding.lineno)
+        if isinstance(obj, (torch.Tensor, torch.nn.Module, dict)) or not callable(static(obj, "to")) \
+                or expr is None:
+            return None
+        return m.done(Move("batch", (root,), binding.lineno, p.device, expr, (binding.value,),
+                           one_line(m.src, binding.value)))
 
     def is_parameter(self, m: Mover, scope: ast.AST, name: str) -> bool:
         """`name` is a parameter of the function the line is in, not bound again before the line."""
@@ -147,7 +170,7 @@ class Chain:
         first = [root_of(n) for n in dotted_names(line)]
         path = path_to(caller.ctx.record.error_locals, p.obj, first)
         if path is None:
-            return None
+            return passed_as(m, caller, p, self.frames[m.index].site.function)
         at = len(self.result.moves)
         if not caller.move(named(caller.ctx, p, path)):
             return False
@@ -171,7 +194,7 @@ class Chain:
         if isinstance(value, ast.Name):
             moved = inner.move(Party(value.id, p.device, p.obj, None, p.shape, p.dtype))
         elif isinstance(value, ast.Call) and inner.is_factory(value.func) and not placed(value):
-            moved = self.factory(inner, value, p.device)
+            moved = made(inner, value, p.device)
         else:
             return None
         if moved:  # NB: no edit: says where the value came from
@@ -255,79 +278,26 @@ class Chain:
                            one_line(m.src, binding.value)))
 
     def dict_loop(self, m: Mover, p: Party, root: str, loop: ast.For) -> Optional[bool]:
-        """`for batch in loader:` yielding dicts: a line at the top of the loop moves each value."""
-        first = loop.body[0]
+        """`for batch in loader:` yielding dicts: a line at the top of the loop moves each value (or the
+        batch, when it has its own `.to()`)."""
+        first, obj = loop.body[0], resolve(m.ctx, root)
         expr = m.device_expr(first.lineno)
         if not (isinstance(loop.target, ast.Name) and loop.target.id == root) or first.lineno == loop.lineno \
-                or expr is None or not _tensors_only(resolve(m.ctx, root)):
+                or expr is None:
             return None
-        return m.done(Move("dict_loop", (root,), loop.lineno, p.device, expr, (first,), one_line(m.src, loop.iter)))
+        how = "dict_loop" if _tensors_only(obj) else "loop" if not isinstance(obj, (dict, list, tuple)) and \
+            callable(static(obj, "to")) else None
+        if how is None:
+            return None
+        return m.done(Move(how, (root,), loop.lineno, p.device, expr, (first,), one_line(m.src, loop.iter)))
 
-    # -- an intermediate result on the odd device, made on the failing line --
+    # -- what the failing line says, how a function names the device (culprit_line.py) --
 
     def unnamed(self, m: Mover, odd: Sequence[Party]) -> bool:
-        """`mu + sigma * torch.randn(mu.shape)`: the factory without `device=`; `mask & make_mask(n)`: the
-        operand that is no named tensor. False when the line does not say which it is."""
-        stmt = enclosing_statement(m.tree, m.lineno) if m.tree is not None and m.lineno else None
-        unnamed = [p for p in odd if not p.name]
-        if stmt is None or len({p.device for p in unnamed}) != 1:
-            return False
-        device = unnamed[0].device
-        factories = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and m.is_factory(c.func)
-                     and not any(k.arg in ("device", None) for k in c.keywords)]
-        if factories and same_device(str(torch.get_default_device()), device):
-            return all(self.factory(m, c, device) for c in factories)
-        operands = self.operands(m, stmt)
-        if len(operands) != 1 or len(unnamed) != 1:
-            return False
-        expr = m.device_expr(m.lineno)
-        return expr is not None and m.done(Move("operand", (), m.lineno, device, expr, (operands[0],),
-                                                one_line(m.src, operands[0])))
-
-    def factory(self, m: Mover, call: ast.Call, device: str) -> bool:
-        expr = m.device_expr(call.lineno)
-        return expr is not None and m.done(Move("made", (), call.lineno, device, expr, (call,),
-                                                one_line(m.src, call)))
-
-    def operands(self, m: Mover, stmt: ast.stmt) -> List[ast.AST]:
-        """The operands of the failed op on the line that are no named tensor, beside one that is."""
-        found = []
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.BinOp) and self.op in _OPS.get(type(node.op), ()):
-                for a, b in ((node.left, node.right), (node.right, node.left)):
-                    named_a = isinstance(resolve(m.ctx, dotted(a) or ""), torch.Tensor)
-                    if named_a and not isinstance(resolve(m.ctx, dotted(b) or ""), torch.Tensor) \
-                            and not isinstance(b, ast.Constant) and not placed(b):
-                        found.append(b)
-        return found
-
-    # -- the device as a function says it --
+        return unnamed(m, odd, self.op)
 
     def own_device(self, m: Mover, scope: ast.AST, lineno: int) -> Optional[str]:
-        """In a function, `<a tensor there>.device`: the parameters the line names, the variables it names,
-        the other parameters (its input), then its module's first parameter (`self.fc.weight.device`). Read
-        from the frame's own variables only: a global `device` may be stale, or absent where it runs."""
-        variables = m.ctx.record.error_locals or {}
-        a = scope.args
-        params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-        stmt = enclosing_statement(m.tree, lineno)
-        on_line = list(dict.fromkeys(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))) if stmt else []
-        bound = {n for s in m.cell.bindings(scope) if s.lineno < lineno for n in on_line if binds(s, n)}
-        order = [n for n in on_line if n in params and n not in bound] + \
-                [n for n in on_line if n in bound and n not in params] + \
-                [n for n in params if n not in on_line and not any(binds(s, n) for s in m.cell.bindings(scope)
-                                                                    if s.lineno < lineno)]
-        for name in order:
-            value = variables.get(name)
-            if isinstance(value, torch.Tensor) and same_device(str(value.device), self.target.device):
-                return f"{name}.device"
-        for name in params[:1]:
-            value = variables.get(name)
-            if isinstance(value, torch.nn.Module):
-                path = parameter_path(value, name, lambda t: same_device(str(t.device), self.target.device))
-                if path is not None:
-                    return f"{path}.device"
-        return None
+        return own_device(m, scope, lineno, self.target.device)
 
 def named(ctx: RuleContext, p: Party, path: str) -> Party:
     """The party `p` by its name in another frame: `module` set when the path is a module's tensor."""
@@ -353,21 +323,3 @@ def _loss_weight(owner: torch.nn.Module, attr: str) -> bool:
 
 def _tensors_only(value: Any) -> bool:
     return isinstance(value, dict) and bool(value) and all(isinstance(v, torch.Tensor) for v in value.values())
-
-
-def callee(ctx: RuleContext, func: ast.AST) -> Tuple[Any, Any]:
-    """(function, its instance) a call's callee names: `rnn.init_hidden` -> (CharRNN.init_hidden, rnn) --
-    found on the instance's class without running anything; a plain name -> (its object, None)."""
-    name = dotted(func)
-    if not name:
-        return None, None
-    owner_path, attr = owner_of(name)
-    owner = resolve(ctx, owner_path) if attr is not None else None
-    if owner is not None and not isinstance(owner, types.ModuleType):
-        try:
-            found = inspect.getattr_static(type(owner), attr)
-        except AttributeError:
-            found = None
-        if isinstance(found, types.FunctionType):
-            return found, owner
-    return resolve(ctx, name), None

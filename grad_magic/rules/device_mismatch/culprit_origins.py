@@ -124,6 +124,8 @@ class Mover:
         if name in self.moved:
             return True
         hopped = self.chain.hop(self, p) if self.chain is not None and self.tree is not None else None
+        if hopped:
+            self.moved.add(name)
         if hopped is not None:
             return hopped
         if p.module:

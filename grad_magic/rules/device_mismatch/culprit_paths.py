@@ -7,12 +7,16 @@ user code runs); tensor identity only, never data. No wording.
 """
 from __future__ import annotations
 
+import ast
+import collections
+import inspect
 import types
 from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
 from ...names import attribute_without_code
+from ..kit import dotted
 
 _DEPTH = 3  # steps below a variable: `self.encoder.pe`, `batch["x"][0]`
 _WIDTH = 64  # items of one container looked at
@@ -90,14 +94,17 @@ def item_of(path: str) -> Tuple[str, Optional[Any]]:
 
 def _opens(value: Any) -> bool:
     try:
-        return isinstance(value, (dict, tuple, list, torch.nn.Module)) or (
+        return isinstance(value, (dict, tuple, list, torch.nn.Module, collections.UserDict)) or (
             not isinstance(value, _CLOSED) and _instance_dict(value) is not None)
     except Exception:  # NB: a proxy whose __class__ raises
         return False
 
 
 def _children(value: Any) -> Iterator[Tuple[str, Any]]:
-    """(step, item): `.name` for attributes and module registries, `[k]` for items."""
+    """(step, item): `.name` for attributes and module registries, `[k]` for items (a UserDict's too: a
+    transformers BatchEncoding is one)."""
+    if isinstance(value, collections.UserDict):
+        value = _instance_dict(value).get("data", {})
     if isinstance(value, dict):
         for key, item in list(value.items())[:_WIDTH]:
             if isinstance(key, str):
@@ -115,6 +122,8 @@ def _children(value: Any) -> Iterator[Tuple[str, Any]]:
             for key, item in list((own.get(registry) or {}).items())[:_WIDTH]:
                 if item is not None and key.isidentifier():
                     yield f".{key}", item
+                elif item is not None and registry == "_modules" and key.isdigit():
+                    yield f"[{key}]", item  # NB: a Sequential's or ModuleList's child: `model[0]`
     for key, item in list(own.items())[:_WIDTH]:
         if isinstance(key, str) and key.isidentifier() and not key.startswith("_"):
             yield f".{key}", item
@@ -138,10 +147,11 @@ def resolve(ctx: Any, path: str) -> Any:
     for kind, key in steps[1:]:
         if obj is None:
             return None
-        if kind == ".":
-            obj = attribute_without_code(obj, key)
-        elif isinstance(obj, dict):
-            obj = obj.get(key)
+        if kind == "." or isinstance(obj, torch.nn.Module):
+            obj = attribute_without_code(obj, str(key))
+        elif isinstance(obj, (dict, collections.UserDict)):
+            items = obj if isinstance(obj, dict) else _instance_dict(obj).get("data", {})
+            obj = items.get(key) if isinstance(items, dict) else None
         elif isinstance(obj, (tuple, list)) and isinstance(key, int) and -len(obj) <= key < len(obj):
             obj = obj[key]
         else:
@@ -177,9 +187,9 @@ def _steps(path: str) -> List[Tuple[str, Any]]:
     while rest:
         if rest[0] == ".":
             name = root_of(rest[1:])
-            if not name.isidentifier():
+            if not name.isidentifier() and not name.isdigit():  # NB: `model.0.weight`, as NameIndex says it
                 return []
-            steps.append((".", name))
+            steps.append((".", name) if not name.isdigit() else ("[", int(name)))
             rest = rest[1 + len(name):]
         elif rest[0] == "[" and "]" in rest:
             key, rest = rest[1:rest.index("]")], rest[rest.index("]") + 1:]
@@ -190,3 +200,29 @@ def _steps(path: str) -> List[Tuple[str, Any]]:
         else:
             return []
     return steps
+
+
+def callee(ctx: RuleContext, func: ast.AST) -> Tuple[Any, Any]:
+    """(function, its instance) a call's callee names: `rnn.init_hidden` -> (CharRNN.init_hidden, rnn) --
+    found on the instance's class without running anything; a plain name -> (its object, None)."""
+    name = dotted(func)
+    if not name:
+        return None, None
+    owner_path, attr = owner_of(name)
+    owner = resolve(ctx, owner_path) if attr is not None else None
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        try:
+            found = inspect.getattr_static(type(owner), attr)
+        except AttributeError:
+            found = None
+        if isinstance(found, types.FunctionType):
+            return found, owner
+    return resolve(ctx, name), None
+
+
+def static(obj: Any, name: str) -> Any:
+    """A class attribute, found without running anything (no property, no `__getattr__`)."""
+    try:
+        return inspect.getattr_static(type(obj), name)
+    except AttributeError:
+        return None

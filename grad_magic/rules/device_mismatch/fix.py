@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Sequence
 
-from ...cell import indent_of, node_span, split_lines
+from ...cell import cell_tree, indent_of, node_span, split_lines
 from ...edits import insert_line_before, make_fix
 from ...model import CellFix, Fix, TextEdit
 from ..kit import appended
@@ -60,8 +60,24 @@ def device_keyword(source: str, call: ast.Call, expr: str) -> TextEdit:
 
 
 def moves_fix(source: str, moves: Sequence[Move], description: str) -> Optional[Fix]:
-    """The fixed cell, or None when the moves make no edit or the result would not parse."""
-    return make_fix(source, [e for m in moves for e in move_edits(source, m)], description)
+    """The fixed cell, or None when the moves make no edit or the result would not compile."""
+    fix = make_fix(source, _edits(source, moves), description)
+    return fix if fix is not None and compiles(fix.source) else None
+
+
+def compiles(cell: str) -> bool:
+    """Whether the fixed cell compiles: parsing alone lets `f(device=a, device=b)` through."""
+    tree = cell_tree(cell)
+    try:
+        compile(tree, "<fix>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _edits(source: str, moves: Sequence[Move]) -> List[TextEdit]:
+    """Each move's edits, an edit two moves make only once."""
+    return list(dict.fromkeys(e for m in moves for e in move_edits(source, m)))
 
 
 def cells_fix(texts: Dict[str, str], moves: Sequence[Move], running: str, cells: Dict[str, Optional[int]],
@@ -70,11 +86,11 @@ def cells_fix(texts: Dict[str, str], moves: Sequence[Move], running: str, cells:
     text, and a fixed copy of each other cell. None when a cell's edits would not parse."""
     fixed = {}
     for name in dict.fromkeys(m.file for m in moves):
-        edits = [e for m in moves if m.file == name for e in move_edits(texts[name], m)]
+        edits = _edits(texts[name], [m for m in moves if m.file == name])
         if not edits:
             continue
         fix = make_fix(texts[name], edits, description)
-        if fix is None:
+        if fix is None or not compiles(fix.source):
             return None
         fixed[name] = fix
     if not fixed:

@@ -446,3 +446,17 @@ def test_a_lightning_modules_hidden_state_is_detached_in_its_forward(shell):
     assert fix_runs_clean(shell, cells, d)[1].splitlines()[7:9] == [
         "    def forward(self, x):",
         "        self.hidden = tuple(t.detach() for t in self.hidden) if self.hidden is not None else None"]
+
+
+def test_an_inference_mode_forward_reached_through_a_helper_is_found_and_an_uncalled_one_left_alone(shell):
+    cells = [IMPORTS + "class Enc(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 4)\n\n    @torch.inference_mode()\n    def forward(self, x):\n"
+             "        return self.fc(x)\n\nenc, head = Enc(), nn.Linear(4, 1)\n",
+             "@torch.inference_mode()\ndef evaluate(x):\n    return head(enc(x))\n\ndef extract(x):\n    return enc(x)\n\n"
+             "opt = torch.optim.SGD(head.parameters(), lr=0.1)\n\ndef train_step(x):\n    feats = extract(x)\n"
+             "    loss = head(feats).pow(2).mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n",
+             "%%gradcheck\ntrain_step(torch.randn(8, 4))\n"]
+    d = card_of(shell, cells, "inference-tensor-backward", RuntimeError)
+    assert (1, 9) in lines_of(d) and (2, 12) in lines_of(d) and "`Enc.forward`" in d.why
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert fixed_cells[0].splitlines()[8] == "    @torch.no_grad()" and fixed_cells[1] == cells[1]

@@ -17,8 +17,8 @@ import torch
 
 from ...cell import cell_tree
 from ..context import RuleContext, dotted_names
-from ..kit import dotted, scope_statements
-from ..places import cells_before, function_place, root, view_on
+from ..kit import dotted, function_around, scope_statements
+from ..places import cells_before, code_of, function_place, root, view_on
 from .culprit import names_in, submodules
 
 
@@ -43,7 +43,7 @@ def inference_culprit(ctx: RuleContext) -> InferenceCulprit:
     module = name is not None and isinstance(_live(ctx, name), torch.nn.Module)
     view, maker = None, ""
     if name is not None and block is None and not module:
-        elsewhere = _decorated_maker(ctx, tree) or _earlier_cell_block(ctx, name)
+        elsewhere = _earlier_cell_block(ctx, name) or _decorated_maker(ctx)
         if elsewhere is not None:
             view, block, maker = elsewhere
             view = None if view.record.filename == ctx.record.filename else view
@@ -52,10 +52,13 @@ def inference_culprit(ctx: RuleContext) -> InferenceCulprit:
 
 # -- a function or module `forward` decorated with inference_mode, that the run went through --
 
-def _decorated_maker(ctx: RuleContext, tree: Optional[ast.Module]) -> Optional[Tuple[RuleContext, ast.AST, str]]:
-    """The one function decorated with `@torch.inference_mode()` among those the run reached: the functions
-    and modules' `forward`s held by the traceback's frames (in the running cell: by names it reads)."""
-    decorated = {fn.__code__: fn for fn in _reached_functions(ctx, tree) if _inference_decorated(fn)}
+def _decorated_maker(ctx: RuleContext) -> Optional[Tuple[RuleContext, ast.AST, str]]:
+    """The one function decorated with `@torch.inference_mode()` among those the run called: the calls in the
+    functions of the traceback's frames (and in the plain functions those call), a module's `forward` for a
+    module called (its children's too)."""
+    sources = root(ctx).record.sources
+    decorated = {fn.__code__: fn for fn in _called_functions(ctx) if _inference_decorated(fn)
+                 and sources is not None and sources.is_user(getattr(code_of(fn), "co_filename", ""))}
     if len(decorated) != 1:
         return None
     fn = next(iter(decorated.values()))
@@ -65,21 +68,39 @@ def _decorated_maker(ctx: RuleContext, tree: Optional[ast.Module]) -> Optional[T
     return (place.ctx, item, fn.__qualname__) if item is not None else None
 
 
-def _reached_functions(ctx: RuleContext, tree: Optional[ast.Module]) -> Iterator[Any]:
+def _called_functions(ctx: RuleContext) -> Iterator[Any]:
     top = root(ctx)
-    values: List[Any] = []
+    scopes: List[Tuple[RuleContext, ast.AST]] = []
     for frame in top.record.frames:
-        if frame.site.filename != top.record.filename:
-            values += list((frame.local_names or {}).values())
-    top_tree = cell_tree(top.record.source)
-    values += [top.names.lookup(n) for n in sorted(names_in(top_tree))] if top_tree is not None else []
-    values += [ctx.names.lookup(n) for n in sorted(names_in(tree))] if tree is not None and ctx.elsewhere else []
+        view = top if frame.site.filename == top.record.filename else top.view(frame)
+        tree = cell_tree(view.record.source)
+        if tree is not None:
+            scopes.append((view, function_around(tree, frame.site.lineno)))
+    for view, scope in scopes:
+        for fn in _functions_of(_callees(view, scope)):
+            yield fn
+            place = function_place(ctx, fn) if "__wrapped__" not in fn.__dict__ else None
+            if place is not None:  # NB: one level into a plain helper it called (`feats = extract(x)`)
+                yield from _functions_of(_callees(top, place.node))
+
+
+def _functions_of(values: List[Any]) -> Iterator[types.FunctionType]:
+    """Plain functions, and the `forward` of each module (and of its children)."""
     for value in values:
         if isinstance(value, torch.nn.Module):
             for module in submodules(value):
-                yield next((vars(k)["forward"] for k in type(module).__mro__ if "forward" in vars(k)), None)
-        elif isinstance(value, (types.FunctionType, types.MethodType)):
-            yield getattr(value, "__func__", value)
+                fn = next((vars(k)["forward"] for k in type(module).__mro__ if "forward" in vars(k)), None)
+                if isinstance(fn, types.FunctionType):
+                    yield fn
+        elif isinstance(value, types.FunctionType):
+            yield value
+
+
+def _callees(view: RuleContext, scope: ast.AST) -> List[Any]:
+    """The live objects the calls of a function (or cell) name: `embed(x)`, `self.backbone(x)`."""
+    names = {dotted(c.func) for c in ast.walk(scope) if isinstance(c, ast.Call)} - {None}
+    values = [view.names.lookup(n) for n in sorted(names)]
+    return [getattr(v, "__func__", v) for v in values]
 
 
 def _inference_decorated(fn: Any) -> bool:

@@ -31,10 +31,13 @@ MAX_MODULES = 8  # modules kept per in-place op, innermost first
 
 
 @dataclass(frozen=True)
-class ModuleOpEvent(OpEvent):
-    """An in-place op made while modules' `forward()` ran: `modules` are weak references to them, innermost
-    first (the module that wrote, its containers, up to the `self` of the innermost user frame)."""
+class InPlaceEvent(OpEvent):
+    """An in-place op, with what a plain OpEvent does not hold yet: `producers`, the backward node each target
+    had before the write (`TanhBackward0`: what torch's message calls it, "output 0 of Tanh"); `modules`, for an
+    `inplace=True` op made while modules' `forward()` ran, weak references to them, innermost first (the module
+    that wrote, its containers, up to the `self` of the innermost user frame)."""
 
+    producers: Tuple[str, ...] = ()
     modules: Tuple[weakref.ref, ...] = field(default=(), compare=False, repr=False)
 
 
@@ -47,6 +50,15 @@ def snapshot(t: torch.Tensor) -> TensorSnapshot:
     return TensorSnapshot(ident=id(t), shape=tuple(t.shape), dtype=str(t.dtype).replace("torch.", ""),
                           device=str(t.device), version=version_of(t), requires_grad=t.requires_grad,
                           is_leaf=t.is_leaf, ref=ref)
+
+
+def producer_before(t: torch.Tensor) -> str:
+    """The backward node `t` had before the in-place op just made on it: the op's own node links to it first
+    (`ReluBackward0` -> `TanhBackward0`); "" for a tensor without one."""
+    node = t.grad_fn
+    following = node.next_functions if node is not None else ()
+    first = following[0][0] if following else None
+    return type(first).__name__ if first is not None else ""
 
 
 def version_of(t: torch.Tensor) -> int:
@@ -148,16 +160,18 @@ class OpTracker(TorchFunctionMode):
     def _record_inplace(self, name: str, targets: Iterable[torch.Tensor], how: str) -> None:
         log = self._log
         shots: Tuple[TensorSnapshot, ...] = ()
+        producers: Tuple[str, ...] = ()
         for i, t in enumerate(targets):
             log.touched.add(id(t))
             if i < 4:  # NB: a foreach op may touch hundreds of tensors; four describe it
                 shots += (snapshot(t),)
+                producers += (producer_before(t),)
         lineno, frames = log.user_site()
         # NB: a module writes in place through a functional's `inplace=True` (nn.ReLU, nn.Dropout ...): only
         # those ops pay for the walk; `x += y` in the user's own forward() is placed by its frame alone
         modules = log.modules_on_stack() if how == "inplace=True" else ()
-        log.add(log.inplace, ModuleOpEvent(name, lineno, shots, how, frames=frames, modules=modules) if modules
-                else OpEvent(name, lineno, shots, how, frames=frames))
+        log.add(log.inplace, InPlaceEvent(name, lineno, shots, how, frames=frames, producers=producers,
+                                          modules=modules))
 
     def _record_failure(self, func: Any, args: tuple, kwargs: dict) -> None:
         log = self._log

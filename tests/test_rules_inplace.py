@@ -421,3 +421,32 @@ def test_a_module_built_by_the_users_builder_function_is_fixed_in_the_builder(sh
     d = _card_of(shell, cells)
     assert (1, line) in _lines(d)
     assert fixed in _fix_runs_clean(shell, cells, d)[0].splitlines()[line - 1]
+
+
+# -- every write over a saved tensor of the graph, not only the one backward() met first --
+
+def test_two_modules_that_spoil_saved_tensors_are_both_fixed(shell):
+    cells = [IMPORTS, "torch.manual_seed(0)\nnet = nn.Sequential(\n    nn.Linear(4, 8),\n    nn.Sigmoid(),\n"
+                      "    nn.ReLU(inplace=True),\n    nn.Linear(8, 8),\n    nn.Tanh(),\n    nn.ReLU(inplace=True),\n"
+                      "    nn.Linear(8, 1),\n)\n",
+             "%%gradcheck\nloss = net(torch.randn(3, 4)).sum()\nloss.backward()\n"]
+    d = _card_of(shell, cells)
+    assert d.names == ("net[5]",) and "`net[2]`" in d.fix.description
+    fixed = _fix_runs_clean(shell, cells, d)[1].splitlines()
+    assert fixed[4] == fixed[7] == "    nn.ReLU(inplace=False),"
+
+
+def test_two_writes_in_one_forward_are_both_fixed(shell):
+    write = "        h += 1\n        h = torch.tanh(h)\n        h *= 2"
+    cells = [BLOCK.format(write=write), RUN_BLOCK]
+    d = _card_of(shell, cells)
+    fixed = _fix_runs_clean(shell, cells, d)[0]
+    assert fixed == BLOCK.format(write="        h = h + 1\n        h = torch.tanh(h)\n        h = h * 2").rstrip("\n")
+
+
+def test_a_second_write_in_another_cell_leaves_words_and_no_fix(shell):
+    cells = [BLOCK.format(write="        h += x"),
+             "%%gradcheck\ntorch.manual_seed(0)\nblock = Block()\ny = block(torch.randn(3, 4)).exp()\ny += 1\n"
+             "y.sum().backward()\n"]
+    d = _card_of(shell, cells)
+    assert d.fix is None and "Other in-place writes spoiled saved tensors" in d.why

@@ -138,6 +138,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`{path}` with inplace=False there.",
         "zh": "没有自动修复：无法安全地改写第 {lineno} 行的原地标志；请在那里用 inplace=False 构造 `{path}`。",
     },
+    "inplace.saved.why_more": {
+        "en": "Other in-place writes spoiled saved tensors of the same graph too ({places}): a fix of this one "
+              "alone would fail the same way, so there is no automatic fix; make each of them out of place.",
+        "zh": "同一计算图中还有其他原地写入破坏了被保存的张量（{places}）：只修复这一处仍会以同样的方式失败，"
+              "因此不提供自动修复；请把它们都改为非原地运算。",
+    },
+    "inplace.saved.why_more_unseen": {
+        "en": "Other saved tensors of the same graph were changed in place too, by writes grad_magic did not see: "
+              "a fix of this one alone would fail the same way, so there is no automatic fix.",
+        "zh": "同一计算图中还有其他被保存的张量也被原地修改了，而 grad_magic 没有观察到是哪些写入：只修复这一处"
+              "仍会以同样的方式失败，因此不提供自动修复。",
+    },
     "inplace.saved.why_keyword": {
         "en": "The in-place write happens inside that call: it runs {op}(inplace=True), set on line "
               "{lineno}.",
@@ -227,6 +239,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "drop the positional in-place flag `True` on line {lineno}, so it returns a new tensor",
         "zh": "去掉第 {lineno} 行按位置传入的原地标志 `True`，让它返回一个新张量",
     },
+    "inplace.saved.fix_also": {
+        "en": " (the same for {items}, which also wrote over a saved tensor)",
+        "zh": "（{items}也写入了被保存的张量，同样修改）",
+    },
+    "inplace.saved.also_line": {"en": "line {lineno}", "zh": "第 {lineno} 行"},
+    "inplace.saved.also_module": {"en": "`{path}` on line {lineno}", "zh": "第 {lineno} 行的 `{path}`"},
     "inplace.saved.fix_out": {
         "en": "assign the result on line {lineno} instead of writing it into {name} with out=",
         "zh": "在第 {lineno} 行直接赋值结果，而不是用 out= 写入 {name}",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -24,12 +24,11 @@ from ...record import OpEvent, StepEvent, TensorSnapshot
 from ..context import RuleContext
 from ..kit import calls_in, dotted, line_code, one_line, optimizer_params, quote
 from ..registry import rule
-from ..places import view_on
 from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
                       stepped_parameter, writing_op)
-from .culprit_module import ModuleWrite, module_write
+from .culprit_place import Placed, other_writes, place
 from .culprit_spot import InPlaceSpot, inplace_spot
-from .fix import flag_fix, spot_fix
+from .fix import combined, flag_fix, spot_fix
 from .fix_step import recompute_after_step
 from .message import SavedTensorError, parse_saved_tensor_error
 
@@ -47,27 +46,60 @@ def saved_tensor_modified_in_place(ctx: RuleContext, err: SavedTensorError) -> O
     saved = saved_tensor(ctx, err)
     found = writing_op(ctx, err, saved.line)
     if found is not None:
-        event, target = found
-        write = module_write(ctx, event)
-        if write is not None:
-            here = view_on(ctx, write.filename, write.call.lineno) or ctx
-            return _from_module(here, saved_tensor(here, err), _seen_from(here, ctx, event), target, write)
-        here = view_on(ctx, *event.frames[0]) if event.frames and event.frames[0][0] != ctx.record.filename \
-            else None
-        if here is not None:
-            return _from_inplace_op(here, saved_tensor(here, err), _seen_from(here, ctx, event), target,
-                                    _backward(here, None))
-        return _from_inplace_op(ctx, saved, event, target, _backward(ctx, ctx.record.error_lineno))
+        first = place(ctx, *found)
+        here = first.here
+        saved = saved_tensor(here, err) if first.moved else saved
+        fix, more = _complete(ctx, err, first, _write_fix(first))
+        if first.write is not None:
+            return _from_module(here, saved, first, fix, more)
+        backward = _backward(here, None if first.moved else here.record.error_lineno)
+        return _from_inplace_op(here, saved, first, backward, fix, more)
     stepped = stepped_parameter(ctx, err)
     if stepped is not None:
         return _from_step(ctx, saved, *stepped)
     return _unseen(ctx, saved)
 
 
-def _seen_from(here: RuleContext, ctx: RuleContext, event: OpEvent) -> OpEvent:
-    """`event` as the view `here` has it (its line there)."""
-    index = next(i for i, e in enumerate(ctx.record.inplace_ops) if e is event)
-    return here.record.inplace_ops[index]
+# -- the fix: the write's own, and the other writes over saved tensors of the same graph --
+
+def _write_fix(p: Placed) -> Optional[Fix]:
+    """The fix of one write, in the cell where it is: the flag of the module's constructor, else the op's
+    out-of-place form; none for a parameter update (its order is the question) or a write through a view."""
+    ctx = p.here
+    if p.write is not None:
+        tree = cell_tree(ctx.record.source)
+        stmt = enclosing_statement(tree, p.write.call.lineno) if tree is not None else None
+        return flag_fix(ctx, InPlaceSpot("keyword" if p.write.keyword else "positional", tree, stmt, p.write.flag,
+                                         None, call=p.write.call)) if stmt is not None else None
+    if p.target.is_leaf and p.target.requires_grad:
+        return None
+    spot = inplace_spot(ctx, p.event)
+    written = live(p.target.ref)
+    return spot_fix(ctx, spot, written is not None and written._is_view()) if spot is not None else None
+
+
+def _complete(ctx: RuleContext, err: SavedTensorError, first: Placed, fix: Optional[Fix]
+              ) -> Tuple[Optional[Fix], Optional[str]]:
+    """`fix` extended to every other write that spoiled a saved tensor of this graph (in the same cell); None
+    and the reason in words when one of them cannot be fixed with it."""
+    others = other_writes(ctx, err, first) if fix is not None else []
+    if others is None:
+        return None, catalog.message("inplace.saved.why_more_unseen", ctx.language)
+    if not others:
+        return fix, None
+    here = first.here
+    fixes = [_write_fix(o) if o.here.record.filename == here.record.filename else None for o in others]
+    items = [catalog.message("inplace.saved.also_module", ctx.language, path=o.write.path, lineno=o.site[1])
+             if o.write is not None else catalog.message("inplace.saved.also_line", ctx.language, lineno=o.site[1])
+             for o in others]
+    also = here.say("inplace.saved.fix_also", items=catalog.listing(items, ctx.language))
+    whole = combined(here.record.source, [fix, *fixes], fix.description + also) \
+        if fix is not None and all(fixes) else None
+    if whole is not None:
+        return whole, None
+    places = [o.here.where(o.site[1]) for o in others]
+    return None, catalog.message("inplace.saved.why_more", ctx.language,
+                                 places=catalog.listing(places, ctx.language))
 
 
 # -- the saved tensor, in words --
@@ -121,8 +153,9 @@ def _where(ctx: RuleContext, saved: Saved, lineno: Optional[int], key: str) -> s
 
 # -- the four cards: the op seen, a module built in place, an optimizer step, nothing seen --
 
-def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot,
-                     backward: str) -> Diagnosis:
+def _from_inplace_op(ctx: RuleContext, saved: Saved, p: Placed, backward: str, fix: Optional[Fix],
+                     more: Optional[str]) -> Diagnosis:
+    event, target = p.event, p.target
     written = live(target.ref)
     base = base_of(ctx, saved.err, written)
     spot = inplace_spot(ctx, event)
@@ -136,14 +169,12 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: Ten
     if spot is not None and spot.form == "keyword" and spot.node.lineno != event.lineno:
         why.append(ctx.say("inplace.saved.why_keyword", op=event.name, lineno=spot.node.lineno))
     is_update = target.is_leaf and target.requires_grad
-    fix = None
     if is_update:
         why.append(ctx.say("inplace.saved.why_update", name=name, lineno=event.lineno))
-    else:
-        through_view = written is not None and written._is_view()
-        fix = spot_fix(ctx, spot, through_view) if spot is not None else None
-        if fix is None:
-            why.append(ctx.say("inplace.saved.why_no_fix", lineno=event.lineno, name=name))
+    elif more is not None:
+        why.append(more)
+    elif fix is None:
+        why.append(ctx.say("inplace.saved.why_no_fix", lineno=event.lineno, name=name))
     facts = [tensor_fact(_plain_name(name), base)] if base is not None else []
     facts.append(tensor_fact(_plain_name(view), written) if written is not None
                  else _snapshot_fact(_plain_name(view), target, saved.err))
@@ -157,10 +188,11 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, event: OpEvent, target: Ten
         names=[_plain_name(n) for n in dict.fromkeys((name, view))], tensors=facts, fix=fix)
 
 
-def _from_module(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorSnapshot,
-                 write: ModuleWrite) -> Diagnosis:
+def _from_module(ctx: RuleContext, saved: Saved, p: Placed, fix: Optional[Fix], more: Optional[str]) -> Diagnosis:
     """An in-place module (`nn.ReLU(inplace=True)` in an `nn.Sequential`) wrote over the saved tensor: the card
     is made from the cell that built it, and the fix drops the flag there."""
+    write, event, target = p.write, p.event, p.target
+    assert write is not None
     built, backward_line = write.call.lineno, None if ctx.elsewhere else ctx.record.error_lineno
     tree = cell_tree(ctx.record.source)
     name = quote(_input_name(ctx, tree, event.lineno, write.called_as)) or ctx.say("inplace.saved.the_tensor")
@@ -169,10 +201,9 @@ def _from_module(ctx: RuleContext, saved: Saved, event: OpEvent, target: TensorS
     why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_changed_module", **changed)]
     if event.lineno is not None and event.lineno != built:
         why.append(ctx.say("inplace.saved.why_module_ran", lineno=event.lineno, code=_code_of(ctx, event.lineno)))
-    stmt = enclosing_statement(tree, built) if tree is not None else None
-    fix = flag_fix(ctx, InPlaceSpot("keyword" if write.keyword else "positional", tree, stmt, write.flag, None,
-                                    call=write.call)) if stmt is not None else None
-    if fix is None:
+    if more is not None:
+        why.append(more)
+    elif fix is None:
         why.append(ctx.say("inplace.saved.why_no_fix_module", lineno=built, path=write.path))
     return ctx.diagnosis(
         KIND, ERROR, title=ctx.say("inplace.saved.title_module", path=write.path),

@@ -7,17 +7,21 @@ NameIndex (version, shape, `_base`) -- never tensor data. Never runs user code; 
 """
 from __future__ import annotations
 
+import ast
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Set, Tuple
 
 import torch
 
+from ...cell import cell_tree, enclosing_statement
 from ...facts import dtype_name
+from ...names import NameIndex
 from ...record import OpEvent, StepEvent, TensorSnapshot
 from ..context import RuleContext, dotted_names
-from ..kit import optimizer_params
-from .message import SavedTensorError, parse_anomaly
+from ..kit import dotted, optimizer_params
+from .message import SavedTensorError, parse_anomaly, parse_saved_tensor_error
 
 
 @dataclass(frozen=True)
@@ -93,9 +97,10 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
                ) -> Optional[Tuple[OpEvent, TensorSnapshot]]:
     """The recorded in-place op that changed the saved tensor; None when not seen or ambiguous.
 
-    A write fits by the message's version, dtype and device; it is the saved tensor by its shape (2), by
-    identity with a named tensor of that shape and version (2), by a name on the forward line (1); the
-    first write after the save (version expected + 1) wins a tie (1). Writes made outside this view's cell
+    A write fits by the message's version, dtype and device; it is the saved tensor by its shape (2), by the
+    backward node its target had before the write, which the message names (3), by identity with a named
+    tensor of that shape and version (2), by a name on the forward line (1); the first write after the save
+    (version expected + 1) wins a tie (1). Writes made outside this view's cell
     count too (their innermost frame says where they are).
     """
     saved = saved_candidates(ctx, err)
@@ -107,6 +112,8 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
                 continue
             obj = live(t.ref)
             score = 2 if err.shape is not None and t.shape == err.shape else 0
+            if score and err.grad_fn and _node(err.grad_fn) in _producers(event):
+                score += 3  # NB: the tensor torch names ("output 0 of Tanh") is the one this op wrote
             if obj is not None and any(_same_storage(obj, s) for s in saved):
                 score += 2
             if obj is not None and set(ctx.names.names_for(obj)) & named:
@@ -121,6 +128,15 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
         return None  # NB: two lines fit equally well: naming one would be a guess (a block's forward that
         # runs twice is one line)
     return winners[-1]
+
+
+def _node(name: str) -> str:
+    """`Tanh`, `TanhBackward0`, `TanhBackward` -> `Tanh` (torch 2.13 names the op, older torch the node)."""
+    return re.sub(r"Backward\d*$", "", name)
+
+
+def _producers(event: OpEvent) -> Set[str]:
+    return {_node(p) for p in getattr(event, "producers", ()) if p}
 
 
 def base_of(ctx: RuleContext, err: SavedTensorError, written: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -166,3 +182,58 @@ def holds_any(module: Any, ids: Set[int]) -> bool:
         todo.extend(list((m.__dict__.get("_modules") or {}).values()))
     return False
 
+
+# -- every saved tensor the run's writes spoiled, not only the one backward() met first --
+
+MAX_NODES = 20_000  # autograd nodes looked at in the failing backward's graph
+
+
+def spoiled(ctx: RuleContext) -> List[SavedTensorError]:
+    """Each saved tensor of the failing backward's graph that an in-place write changed, as torch itself says it
+    when the saved tensor is asked for (the same message as the error's). A fix that undoes one write while
+    others remain would fail the same way: these are the others. Unpacking a saved tensor reads no data; the
+    nodes backward() already ran have freed theirs (those were intact)."""
+    return ctx.memo(("inplace-spoiled",), lambda: _spoiled(_backward_roots(ctx)))
+
+
+def _spoiled(roots: List[torch.Tensor]) -> List[SavedTensorError]:
+    found: List[SavedTensorError] = []
+    todo, seen = [r.grad_fn for r in roots], set()
+    while todo and len(seen) < MAX_NODES:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for attr in dir(node):
+            if attr.startswith("_saved_"):
+                try:
+                    getattr(node, attr)
+                except RuntimeError as e:  # NB: "modified by an inplace operation", or freed by the backward
+                    err = parse_saved_tensor_error(str(e))
+                    if err is not None and err not in found:
+                        found.append(err)
+        todo.extend(f for f, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def _backward_roots(ctx: RuleContext) -> List[torch.Tensor]:
+    """The tensors the failing backward() started from: those named in `loss.backward()`, `(a + b).backward()`,
+    `y.sum().backward()` or `torch.autograd.backward(loss)` on the innermost user line of the traceback, looked
+    up in that frame's variables."""
+    record = ctx.record.outer if ctx.record.outer is not None else ctx.record
+    frame = record.frames[-1] if record.frames else None
+    filename, lineno = (frame.site.filename, frame.site.lineno) if frame else (record.filename, record.error_lineno)
+    text = record.sources.text(filename) if frame and record.sources is not None else record.source
+    tree = cell_tree(text)
+    stmt = enclosing_statement(tree, lineno) if tree is not None and lineno else None
+    names = NameIndex(frame.local_names, ctx.namespace) if frame else ctx.names
+    found: List[torch.Tensor] = []
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)) if stmt is not None else ():
+        if getattr(call.func, "attr", getattr(call.func, "id", "")) != "backward":
+            continue
+        for part in (getattr(call.func, "value", None), *call.args[:1]):
+            for node in ast.walk(part) if part is not None else ():
+                obj = names.lookup(dotted(node) or "") if isinstance(node, (ast.Name, ast.Attribute)) else None
+                if isinstance(obj, torch.Tensor) and obj.grad_fn is not None and all(obj is not f for f in found):
+                    found.append(obj)
+    return found

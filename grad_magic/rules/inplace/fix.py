@@ -74,6 +74,14 @@ def _writes_the_callers_tensor(spot: InPlaceSpot) -> bool:
         for s in assignments_to(function, spot.target))  # type: ignore[arg-type]
 
 
+def combined(source: str, fixes: List[Fix], description: str) -> Optional[Fix]:
+    """One fix of `source` made of the edits of several (each computed on the same text), when none overlap."""
+    edits = sorted(dict.fromkeys(e for f in fixes for e in f.edits), key=lambda e: (e.start, e.end))
+    if any(b.start < a.end or b.start == a.start for a, b in zip(edits, edits[1:])):
+        return None
+    return make_fix(source, edits, description)
+
+
 def _is_whole_statement(spot: InPlaceSpot) -> bool:
     return isinstance(spot.stmt, ast.Expr) and spot.stmt.value is spot.node
 

@@ -460,3 +460,14 @@ def test_an_inference_mode_forward_reached_through_a_helper_is_found_and_an_unca
     assert (1, 9) in lines_of(d) and (2, 12) in lines_of(d) and "`Enc.forward`" in d.why
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert fixed_cells[0].splitlines()[8] == "    @torch.no_grad()" and fixed_cells[1] == cells[1]
+
+
+def test_a_loss_given_to_a_libraries_backward_method_is_the_receiver():
+    """`accelerator.backward(loss)`: the loss is the argument, the owner is no tensor."""
+    class Accelerator:
+        def backward(self, loss):
+            loss.backward()
+
+    d = diagnosis("%%gradcheck\naccelerator.backward(a * b)\n", "grad can be implicitly created only for scalar outputs",
+                  2, namespace={**TORCH, "accelerator": Accelerator()}, kind="backward-non-scalar")
+    assert d.fix.source.splitlines()[1] == "accelerator.backward((a * b).sum())"

@@ -46,6 +46,9 @@ class Site:
         if len(found) != 1:
             return Site(tree, stmt, None, None, False)
         receiver, method = backward_receiver(found[0])
+        owner = ctx.names.lookup(dotted(receiver) or "") if method else None
+        if owner is not None and not isinstance(owner, torch.Tensor) and found[0].args:
+            receiver = found[0].args[0]  # NB: `accelerator.backward(loss)`, Fabric's too: the loss is the argument
         return Site(tree, stmt, found[0], receiver, method)
 
 

@@ -26,7 +26,8 @@ def reduce_fix(ctx: RuleContext, site: Site, reduce: str) -> Optional[Fix]:
     src = ctx.record.source
     node = site.receiver
     start, end = node_span(src, node)
-    if not isinstance(node, PRIMARIES) and site.method and src[start - 1:start] == "(" and \
+    own = site.method and getattr(site.call.func, "value", None) is node  # NB: not `accelerator.backward(a * b)`
+    if not isinstance(node, PRIMARIES) and own and src[start - 1:start] == "(" and \
             src[end:end + 1] == ")":  # NB: `(a * b).backward()`: the user's own parentheses
         edits = [TextEdit(end + 1, end + 1, f".{reduce}()")]
     else:

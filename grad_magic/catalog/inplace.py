@@ -227,8 +227,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "在第 {lineno} 行改为非原地运算：`{code}`",
     },
     "inplace.saved.fix_keyword": {
-        "en": "use inplace=False on line {lineno}, so the activation returns a new tensor",
-        "zh": "在第 {lineno} 行改用 inplace=False，让激活函数返回一个新张量",
+        "en": "use inplace=False on line {lineno}, so it returns a new tensor and leaves its input as autograd "
+              "saved it",
+        "zh": "在第 {lineno} 行改用 inplace=False，让它返回一个新张量，不再改动 autograd 保存的输入",
     },
     "inplace.saved.fix_recompute": {
         "en": "compute {loss} after `{optimizer}.step()` on line {lineno}, from a fresh forward pass through the "
@@ -236,8 +237,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "在第 {lineno} 行的 `{optimizer}.step()` 之后，用更新后的模型重新前向传播来计算 {loss}",
     },
     "inplace.saved.fix_flag_dropped": {
-        "en": "drop the positional in-place flag `True` on line {lineno}, so it returns a new tensor",
-        "zh": "去掉第 {lineno} 行按位置传入的原地标志 `True`，让它返回一个新张量",
+        "en": "drop the positional in-place flag `True` on line {lineno}, so it returns a new tensor and leaves "
+              "its input as autograd saved it",
+        "zh": "去掉第 {lineno} 行按位置传入的原地标志 `True`，让它返回一个新张量，不再改动 autograd 保存的输入",
     },
     "inplace.saved.fix_also": {
         "en": " (the same for {items}, which also wrote over a saved tensor)",

@@ -129,7 +129,8 @@ def _earlier_cell(ctx: RuleContext, site: Site, read: ast.AST) -> Optional[Cause
             graphs.append(name)
         elif name in names_in(getattr(bound[0], "value", None)) or _read_before(before, name, bound[0].lineno):
             states.append(name)
-    if states and not in_loop(site):
+    # NB: a tensor this cell never binds surely held its graph before the cell ran; a rebound state may not have
+    if states and not graphs and not in_loop(site):
         return _detach_state(ctx, site, before, states)
     if graphs:
         first = min(s.lineno for s in before if set(graphs) & names_in(s))

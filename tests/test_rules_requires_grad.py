@@ -9,7 +9,7 @@ from grad_magic.edits import apply_edits
 from grad_magic.rules.requires_grad.fix import leaf_edits
 from grad_magic.rules.requires_grad.message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 from cards import card, diagnosis
-from earlier_cells import card_of, fix_runs_clean, lines_of
+from earlier_cells import card_of, fix_runs_clean, fixed, lines_of
 
 # -- message variants --
 
@@ -225,3 +225,76 @@ def test_an_integer_parameter_used_as_a_weight_is_not_kept_as_data(shell):
              "mask = torch.tensor([1, 0, 1])\n", "%%gradcheck\ncore = Core(mask)\n"]
     d = card_of(shell, cells, "integer-requires-grad", raises=RuntimeError)
     assert (1, 8) in lines_of(d) and d.fix is None
+
+
+NET = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+       "        super().__init__()\n        self.body = nn.Linear(4, 8)\n        self.head = nn.Linear(8, 3)\n\n"
+       "    def forward(self, x):\n        h = torch.relu(self.body(x))\n        return self.head(h)\n")
+STEP = "%%gradcheck\nmodel = Net()\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"
+
+
+@pytest.mark.parametrize("cut", [".detach()", ".data"])
+def test_a_cut_in_an_earlier_cells_forward_is_dropped_there(shell, cut):
+    cells = [NET.replace("return self.head(h)", f"return self.head(h){cut}"), STEP]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (1, 13) in lines_of(d) and (2, 4) in lines_of(d) and d.lines[0].function == "Net.forward"
+    assert "return self.head(h)\n" in fix_runs_clean(shell, cells, d)[0] + "\n"
+
+
+def test_a_numpy_round_trip_in_a_helper_is_named_there_without_a_fix(shell):
+    cells = [NET, "import numpy as np\n\n\ndef probs(logits):\n    p = logits.softmax(-1).detach().numpy()\n"
+                  "    return torch.tensor(np.clip(p, 0.01, 0.99))\n",
+             "%%gradcheck\nmodel = Net()\nloss = probs(model(torch.randn(2, 4))).log().mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 5) in lines_of(d) and "`.numpy()`" in d.title and d.fix is None
+
+
+def test_a_forward_helper_under_no_grad_in_an_earlier_cell_is_named(shell):
+    cells = [NET, "@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n",
+             "%%gradcheck\nmodel = Net()\nloss = predict(model, torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 1) in lines_of(d) and (2, 3) in lines_of(d)
+    assert "def predict" in fix_runs_clean(shell, cells, d)[1] and "no_grad" not in fixed(cells, d)[1]
+
+
+def test_an_argmax_decoded_value_gets_the_differentiable_argmax(shell):
+    cells = [NET, "def decode(scores):\n    idx = scores.argmax(dim=1)\n    return idx.float() / 2\n",
+             "%%gradcheck\nmodel = Net()\nloss = (decode(model(torch.randn(2, 4))) - 1).abs().mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 2) in lines_of(d) and "requires_grad=True` anywhere would run but train nothing" in d.why
+    assert ".softmax(dim=1).movedim(1, -1)" in fix_runs_clean(shell, cells, d)[1]
+
+
+def test_a_loss_from_a_comparison_is_named_and_not_fixed(shell):
+    cells = [NET, "def error_rate(scores, y):\n    return (scores.argmax(1) != y).float().mean()\n",
+             "%%gradcheck\nmodel = Net()\nloss = error_rate(model(torch.randn(2, 4)), torch.tensor([0, 2]))\n"
+             "loss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 2) in lines_of(d) and d.fix is None and "cross_entropy on the logits" in d.why
+
+
+def test_a_model_frozen_by_a_helper_names_the_call_that_froze_it(shell):
+    cells = [NET, "def freeze(model, names):\n    for name in names:\n"
+                  "        for p in getattr(model, name).parameters():\n            p.requires_grad = False\n",
+             "model = Net()\nfreeze(model, ['body', 'head'])\n",
+             "%%gradcheck\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (3, 2) in lines_of(d) and "`model`" in d.title and d.fix is None
+    assert "`model.head.requires_grad_(True)`" in d.why
+
+
+def test_backward_in_a_helper_follows_its_arguments_to_the_caller(shell):
+    cells = ["import torch\n\n\ndef fit_step(w, x):\n    loss = (x @ w).pow(2).mean()\n    loss.backward()\n",
+             "%%gradcheck\nw = torch.randn(3, 1)\nfit_step(w, torch.randn(4, 3))\nw.grad\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 2) in lines_of(d) and (1, 6) in lines_of(d)
+    assert "w = torch.randn(3, 1, requires_grad=True)" in fix_runs_clean(shell, cells, d)[1]
+
+
+def test_a_forward_helper_under_inference_mode_in_an_earlier_cell_is_named(shell):
+    cells = [NET, "def predict(model, x):\n    with torch.inference_mode():\n        out = model(x)\n    return out\n",
+             "%%gradcheck\nmodel = Net()\nloss = predict(model, torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 2) in lines_of(d) and (2, 3) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "    out = model(x)\n" in fixed_cells[1] and "inference_mode" not in fixed_cells[1]

@@ -275,6 +275,39 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "autograd 在整个会话中都被关闭了（执行过 `torch.set_grad_enabled(False)` 且没有恢复）："
               "请在前向计算之前调用 `torch.set_grad_enabled(True)`。",
     },
+    "missing_rg.title_nondiff": {
+        "en": "`{op}` on line {lineno} has no gradient, so `{loss}` has no graph",
+        "zh": "第 {lineno} 行的 `{op}` 没有梯度，因此 `{loss}` 没有计算图",
+    },
+    "missing_rg.summary_nondiff": {
+        "en": "`{loss}` is computed through `{op}` (line {lineno}), which returns indices, integers or booleans: "
+              "no gradient flows back through it.",
+        "zh": "`{loss}` 的计算经过了 `{op}`（第 {lineno} 行），它返回的是索引、整数或布尔值：梯度无法从它反向传回。",
+    },
+    "missing_rg.why_nondiff": {
+        "en": "Line {lineno} (`{code}`) makes {name} with `{op}`: its result has no grad_fn, so nothing before it "
+              "gets a gradient, and `requires_grad=True` anywhere would run but train nothing.",
+        "zh": "第 {lineno} 行（`{code}`）用 `{op}` 得到 {name}：它的结果没有 grad_fn，之前的一切都得不到梯度；"
+              "在任何地方加 `requires_grad=True` 虽然能运行，却什么也训练不了。",
+    },
+    "missing_rg.why_nondiff_soft": {
+        "en": "Its value is used as a number (a coordinate, a count): the softmax-weighted average of the indices "
+              "is the differentiable version of `{op}`, computed from the scores themselves.",
+        "zh": "它的值被当作数值使用（坐标、计数）：按 softmax 加权的索引平均值就是 `{op}` 的可微版本，"
+              "直接由分数计算得到。",
+    },
+    "missing_rg.why_nondiff_no_fix": {
+        "en": "Compute the loss from the scores themselves instead (cross_entropy on the logits rather than on "
+              "`{op}`'s result, a soft version of a threshold): which one fits is the model's choice, so no fix "
+              "is proposed.",
+        "zh": "请改为直接由分数计算损失（对 logits 而不是 `{op}` 的结果求 cross_entropy，或把阈值换成软的版本）："
+              "哪种合适取决于模型本身，因此不提供修复。",
+    },
+    "missing_rg.fix_soft_argmax": {
+        "en": "compute {name} from the scores: a softmax-weighted average of the indices, the differentiable "
+              "argmax (line {lineno})",
+        "zh": "由分数计算 {name}：按 softmax 加权的索引平均值，即可微的 argmax（第 {lineno} 行）",
+    },
     # -- integer-requires-grad --
     "int_rg.title": {
         "en": "{name} has dtype {dtype} and cannot require grad",

@@ -8,15 +8,20 @@ asked of a tensor that cannot have it.
   `torch.no_grad()` / `torch.inference_mode()` (fix: move those lines out of the block); the chain cut by
   `.detach()` / `.data` / `.item()` / `.numpy()` / `torch.tensor(t)` (fix: drop a `.detach()` or `.data` when
   nothing after it needs the cut; `.requires_grad_()` after a manual update's `.detach()`; a copy that keeps
-  the graph); every parameter of the model frozen (explained, no fix). When no cause is found, the card says
-  what is known and proposes no fix.
+  the graph); an op without a gradient -- argmax, a comparison, an integer cast -- (the honest fix computes the
+  loss from the scores: a differentiable argmax where its value is used as a number, else words; never
+  `requires_grad=True`, which would run and train nothing); every parameter of the model frozen (explained,
+  with the statement that froze it, no fix). The trace follows the loss into functions, methods and modules'
+  `forward` of earlier cells and out to the caller of the helper backward() ran in: the card names the cell
+  and line of the cause and fixes that cell. When no cause is found, the card says what is known and
+  proposes no fix.
 - `integer-requires-grad`: RuntimeError "Only Tensors of floating point and complex dtype can require
   gradients" (torch 1.6+; "only Tensors of floating point dtype ..." from `requires_grad_()`, and from
   everything before 1.6). Fix: give the creating call a floating-point dtype.
 
 What it reads: torch's message (message.py); the records of a cause and where backward() was called
-(culprit.py), the trace through the cell (culprit_trace.py), the integer tensor's creation
-(culprit_integer.py) -- the cell's ast and live objects through the NameIndex, torch metadata only, never
+(culprit.py), the trace through the cell and the cells it calls into (culprit_trace.py, culprit_units.py),
+where a cause was set beyond its line (culprit_where.py), the integer tensor's creation (culprit_integer.py) -- the cell's ast and live objects through the NameIndex, torch metadata only, never
 user code. The edits are fix.py's; the cards, worded through catalog keys `missing_rg.*` / `int_rg.*`, are
 card.py's.
 

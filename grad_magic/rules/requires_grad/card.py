@@ -7,7 +7,8 @@ return, the RuleContext's wording and facts; of live objects, torch metadata onl
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Set
 
 import torch
 
@@ -17,13 +18,16 @@ from ...facts import dtype_name
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ..context import RuleContext
 from ..kit import callee_name, code_text, fact_for, line_code, quote
+from ..places import with_lines
 from ..registry import rule
-from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, OUTSIDE, BackwardSite, Cause, Loss, Scope, backward_site,
-                      copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child, modules_called,
-                      short_cut)
+from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
+                      backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
+                      modules_called, short_cut)
+from .culprit_where import decorated, frozen_where, frozen_whole, module_name, short_op
 from .culprit_integer import integer_tensor
 from .culprit_trace import Tracer
-from .fix import cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix
+from .culprit_units import Unit
+from .fix import cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix, soft_argmax_fix
 from .message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 
 KIND = "missing-requires-grad"
@@ -33,7 +37,8 @@ INT_KIND = "integer-requires-grad"
 @rule(KIND, raises=RuntimeError, parse=parse_no_grad_fn, matches=(
     "element 0 of tensors does not require grad and does not have a grad_fn",
 ), fix="per cause: `requires_grad=True` on the creating call; the forward moved out of `torch.no_grad()`; "
-       "the `.detach()` / `.data` cut dropped")
+       "the `.detach()` / `.data` cut dropped -- in the cell (an earlier one's helper, method or forward) where "
+       "the cause is")
 def missing_requires_grad(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis]:
     """backward() was called on a tensor that has no graph: nothing on its way requires grad."""
     tree = cell_tree(ctx.record.source)
@@ -46,29 +51,50 @@ def missing_requires_grad(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis
     causes = [] if flow.grad else list(flow.causes)
     if loss.tensor is not None and loss.tensor.is_inference() and not any(c.kind == NO_GRAD for c in causes):
         return _unknown(ctx, loss, "missing_rg.why_inference")
-    for kind, explain in ((NO_GRAD, _no_grad), (CUT, _cut), (FROZEN, _frozen)):
+    for kind, explain in ((NO_GRAD, _no_grad), (CUT, _cut), (NONDIFF, _nondiff), (FROZEN, _frozen)):
         found = [c for c in causes if c.kind == kind]
         if found:
-            return explain(ctx, tracer, site, loss, found)
+            return explain(ctx, _at(ctx, tracer, found[0]), site, loss, [c for c in found if c.where == found[0].where])
     leaves = [c for c in causes if c.kind in (LEAF, OUTSIDE)]
     if leaves:
-        return _leaves(ctx, tracer, site, loss, leaves)
+        return _leaves(ctx, _at(ctx, tracer, leaves[0]), site, loss, [c for c in leaves if c.where == leaves[0].where])
     why = None if torch.is_grad_enabled() else "missing_rg.why_grad_mode_off"
     return _unknown(ctx, loss, why)
 
 
+@dataclass(frozen=True)
+class At:
+    """The cell the causes are in: the view on it (the rule's own context for its own cell), what the trace
+    read there."""
+
+    ctx: RuleContext
+    unit: Unit
+    path: Set[ast.stmt]  # the statements of that cell the loss was traced through
+    here: bool  # the cell the rule reads (where backward() was called)
+
+
+def _at(ctx: RuleContext, tracer: Tracer, cause: Cause) -> At:
+    unit = cause.unit if cause.unit is not None else tracer.units.home
+    return At(ctx if cause.unit is None else unit.ctx, unit, tracer.path_in(unit), cause.unit is None)
+
+
 def _diagnosis(ctx: RuleContext, loss: Optional[Loss], *, title: str, summary: str, why: Sequence[str],
                lines: Sequence[Optional[int]], names: Sequence[str], tensors: Sequence[Optional[TensorFact]],
-               fix: Optional[Fix]) -> Diagnosis:
+               fix: Optional[Fix], at: Optional[At] = None) -> Diagnosis:
+    """The card: in the cell of the causes (`at`, its lines `lines`), with backward()'s line of this one."""
     line = ctx.record.error_lineno
     what = ctx.say("missing_rg.what", loss=loss.text, lineno=loss.lineno, call=loss.call) if loss is not None else \
         ctx.say("missing_rg.what_unseen", lineno=line)
-    shown = sorted({n for n in lines if n}) or [line]
+    shown = sorted({n for n in lines if n})
     facts = (loss.facts() if loss is not None else []) + [t for t in tensors if t is not None]
-    return ctx.diagnosis(KIND, ERROR, title=title, summary=summary, what=what,
-                         why=catalog.sentences(why, ctx.language), where=ctx.where(line), lines=shown,
-                         names=list(dict.fromkeys(n for n in names if n)),
-                         tensors=list({f.name: f for f in facts}.values()), fix=fix)
+    fields = dict(title=title, summary=summary, what=what, why=catalog.sentences(why, ctx.language),
+                  names=list(dict.fromkeys(n for n in names if n)), tensors=list({f.name: f for f in facts}.values()),
+                  fix=fix)
+    if at is None or at.here:
+        mine = sorted(set(shown) | ({loss.lineno} if loss is not None and at is not None else set())) or [line]
+        return ctx.diagnosis(KIND, ERROR, where=ctx.where(line), lines=mine, **fields)
+    d = at.ctx.diagnosis(KIND, ERROR, where=at.ctx.where(shown[0] if shown else None), lines=shown, **fields)
+    return with_lines(d, ctx, [loss.lineno if loss is not None else line])
 
 
 def _unknown(ctx: RuleContext, loss: Optional[Loss], why_key: Optional[str], unseen: bool = True) -> Diagnosis:
@@ -95,21 +121,21 @@ def _facts_on_line(ctx: RuleContext, lineno: Optional[int]) -> Sequence[TensorFa
         return ()
 
 
-def _leaves(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, leaves: List[Cause]
-            ) -> Diagnosis:
-    src = ctx.record.source
+def _leaves(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, leaves: List[Cause]) -> Diagnosis:
+    a = at.ctx
+    src = a.record.source
     named = list(dict.fromkeys(leaves))
-    evidence = grad_evidence(tracer.tree)
+    evidence = grad_evidence(at.unit.tree) | (grad_evidence(cell_tree(ctx.record.source)) if not at.here else set())
     chosen = [c for c in named if c.name in evidence] or named
     shown = {c: quote(c.name) if c.name else f"`{code_text(src, c.node)}`" for c in chosen}
     names = catalog.listing(list(shown.values()), ctx.language)
     why = [ctx.say("missing_rg.why_graph")]
     for c in chosen:
-        why.append(ctx.say("missing_rg.why_leaf", name=shown[c], lineno=c.lineno,
-                           code=code_text(src, c.stmt or c.node)) if c.kind == LEAF else
-                   ctx.say("missing_rg.why_outside", name=shown[c]))
+        why.append(a.say("missing_rg.why_leaf", name=shown[c], lineno=c.lineno,
+                         code=code_text(src, c.stmt or c.node)) if c.kind == LEAF else
+                   a.say("missing_rg.why_outside", name=shown[c]))
     used = [c for c in chosen if c.name in evidence]
-    fix = leaf_fix(ctx, chosen, tracer.torch)
+    fix = leaf_fix(a, chosen, at.unit.torch)
     if used:
         why.append(ctx.say("missing_rg.why_evidence", names=catalog.listing([quote(c.name) for c in used],
                                                                             ctx.language)))
@@ -120,72 +146,103 @@ def _leaves(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, le
     return _diagnosis(
         ctx, loss, title=ctx.say("missing_rg.title_leaf", loss=loss.text, names=names),
         summary=ctx.say("missing_rg.summary_leaf", loss=loss.text, names=names), why=why,
-        lines=[c.lineno for c in chosen] + [site.stmt.lineno], names=[c.name for c in chosen],
-        tensors=[_fact(site.scope, c) for c in chosen], fix=fix)
+        lines=[c.lineno for c in chosen], names=[c.name for c in chosen],
+        tensors=[_fact(site.scope, c) for c in chosen], fix=fix, at=at)
 
 
 def _fact(scope: Scope, cause: Cause) -> Optional[TensorFact]:
-    obj = cause.obj if cause.obj is not None else scope.live(cause.name) if cause.name else None
+    obj = cause.obj if cause.obj is not None else scope.live(cause.name) if cause.name and cause.unit is None \
+        else None
     return fact_for(cause.name, obj) if obj is not None else None
 
 
-def _no_grad(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, found: List[Cause]
-             ) -> Diagnosis:
+def _no_grad(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+    a = at.ctx
     first = min(found, key=lambda c: c.lineno or 0)
     block = first.node
-    header = code_text(ctx.record.source, block).splitlines()[0].rstrip(":") if not isinstance(
-        block, ast.expr) else "@" + code_text(ctx.record.source, block)
+    header = code_text(a.record.source, block).splitlines()[0].rstrip(":") if not isinstance(
+        block, ast.expr) else "@" + code_text(a.record.source, block)
     names = [c.name for c in found if c.name]
     name = quote(names[0]) if names else loss.text
     why = [ctx.say("missing_rg.why_graph"),
-           ctx.say("missing_rg.why_no_grad", name=name, lineno=first.lineno, header=header,
-                   block_line=block.lineno)]
-    fix = no_grad_fix(ctx, tracer.path, site, block) if isinstance(block, (ast.With, ast.expr)) else None
+           a.say("missing_rg.why_no_grad", name=name, lineno=first.lineno, header=header, block_line=block.lineno)]
+    fn = site.scope.node if at.here else decorated(at.unit.tree, block)
+    fix = no_grad_fix(a, at.path, site.stmt.lineno if at.here else None, fn, block) \
+        if isinstance(block, (ast.With, ast.expr)) else None
     if fix is None:
-        why.append(ctx.say("missing_rg.why_no_grad_no_fix", header=header))
-    elif isinstance(block, ast.With) and modules_called(ctx, block, tracer.path) > 1:
-        why.append(ctx.say("missing_rg.why_no_grad_part", header=header))
+        why.append(a.say("missing_rg.why_no_grad_no_fix", header=header))
+    elif isinstance(block, ast.With) and modules_called(a, block, at.path) > 1:
+        why.append(a.say("missing_rg.why_no_grad_part", header=header))
     return _diagnosis(
-        ctx, loss, title=ctx.say("missing_rg.title_no_grad", name=name, header=header),
-        summary=ctx.say("missing_rg.summary_no_grad", name=name, lineno=first.lineno, header=header,
-                        loss=loss.text),
-        why=why, lines=[block.lineno, first.lineno, site.stmt.lineno], names=names, tensors=[], fix=fix)
+        ctx, loss, title=a.say("missing_rg.title_no_grad", name=name, header=header),
+        summary=a.say("missing_rg.summary_no_grad", name=name, lineno=first.lineno, header=header, loss=loss.text),
+        why=why, lines=[block.lineno, first.lineno], names=names, tensors=[], fix=fix, at=at)
 
 
-def _cut(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+def _cut(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+    a = at.ctx
     c = found[0]
     how = cut_kind(c.node)
     cut = short_cut(c.node)
     # NB: after `.item()` / `.numpy()` the name holds a number or an array: say what lost its grad instead
     name = quote(c.name) if c.name and how in ("detach", "data", "copy") else f"`{loss.text}`"
-    code = code_text(ctx.record.source, enclosing_statement(tracer.tree, c.lineno) if c.lineno else None) or cut
+    code = code_text(a.record.source, enclosing_statement(at.unit.tree, c.lineno) if c.lineno else None) or cut
     why = [ctx.say("missing_rg.why_graph"),
-           ctx.say(f"missing_rg.why_cut_{how}", name=name, lineno=c.lineno, cut=cut, code=code)]
-    fix, key = cut_fix(ctx, tracer.tree, c, copies_tensors(ctx, c.node))
-    why.append(ctx.say(key, name=name, lineno=c.lineno, cut=cut))
+           a.say(f"missing_rg.why_cut_{how}", name=name, lineno=c.lineno, cut=cut, code=code)]
+    fix, key = cut_fix(a, at.unit.tree, c, copies_tensors(a, c.node))
+    why.append(a.say(key, name=name, lineno=c.lineno, cut=cut))
     return _diagnosis(
-        ctx, loss, title=ctx.say("missing_rg.title_cut", cut=cut, lineno=c.lineno, loss=loss.text),
-        summary=ctx.say("missing_rg.summary_cut", cut=cut, lineno=c.lineno, loss=loss.text),
-        why=why, lines=[c.lineno, site.stmt.lineno], names=[c.name], tensors=[], fix=fix)
+        ctx, loss, title=a.say("missing_rg.title_cut", cut=cut, lineno=c.lineno, loss=loss.text),
+        summary=a.say("missing_rg.summary_cut", cut=cut, lineno=c.lineno, loss=loss.text),
+        why=why, lines=[c.lineno], names=[c.name], tensors=[], fix=fix, at=at)
 
 
-def _frozen(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+def _nondiff(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+    """argmax, a comparison, an integer cast: the honest fix computes the loss from the scores, never
+    `requires_grad=True` (which would run and train nothing)."""
+    a = at.ctx
     c = found[0]
-    freeze = freeze_statement(tracer.tree, c.name)
+    op = short_op(a.record.source, c.node)
+    code = code_text(a.record.source, enclosing_statement(at.unit.tree, c.lineno) if c.lineno else None) or op
+    fix = soft_argmax_fix(a, at.unit, c)
     why = [ctx.say("missing_rg.why_graph"),
-           ctx.say("missing_rg.why_frozen", name=quote(c.name), lineno=c.lineno,
-                   count=sum(1 for _ in c.obj.parameters()) if c.obj is not None else 0)]
-    why.append(ctx.say("missing_rg.why_frozen_here", lineno=freeze.lineno, code=code_text(ctx.record.source, freeze))
-               if freeze is not None else ctx.say("missing_rg.why_frozen_before", name=quote(c.name)))
-    head = last_child(c.name, c.obj)
-    why.append(ctx.say("missing_rg.why_frozen_no_fix" if head != c.name else "missing_rg.why_frozen_no_fix_all",
-                       name=c.name, head=head))
-    facts = [fact_for(c.name, c.obj)] if c.obj is not None else []
+           a.say("missing_rg.why_nondiff", op=op, lineno=c.lineno, code=code, name=quote(c.name) or f"`{op}`"),
+           a.say("missing_rg.why_nondiff_soft" if fix is not None else "missing_rg.why_nondiff_no_fix", op=op)]
     return _diagnosis(
-        ctx, loss, title=ctx.say("missing_rg.title_frozen", name=quote(c.name)),
-        summary=ctx.say("missing_rg.summary_frozen", name=quote(c.name), loss=loss.text), why=why,
-        lines=[freeze.lineno if freeze is not None else None, c.lineno, site.stmt.lineno], names=[c.name],
-        tensors=facts, fix=None)
+        ctx, loss, title=a.say("missing_rg.title_nondiff", op=op, lineno=c.lineno, loss=loss.text),
+        summary=a.say("missing_rg.summary_nondiff", op=op, lineno=c.lineno, loss=loss.text),
+        why=why, lines=[c.lineno], names=[c.name], tensors=[], fix=fix, at=at)
+
+
+def _frozen(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: List[Cause]) -> Diagnosis:
+    a = at.ctx
+    c = found[0]
+    name, obj = module_name(ctx, c.name, c.obj), c.obj
+    whole = frozen_whole(ctx, [module_name(ctx, f.name, f.obj) for f in found if f.obj is not None])
+    if whole is not None:  # NB: the backbone and the head frozen: the whole model is
+        name, obj = whole
+    freeze = freeze_statement(at.unit.tree, c.name)
+    elsewhere = frozen_where(ctx, obj, name) if freeze is None else None
+    why = [ctx.say("missing_rg.why_graph"),
+           a.say("missing_rg.why_frozen", name=quote(name), lineno=c.lineno,
+                 count=sum(1 for _ in obj.parameters()) if obj is not None else 0)]
+    if freeze is not None:
+        why.append(a.say("missing_rg.why_frozen_here", lineno=freeze.lineno, code=code_text(a.record.source, freeze)))
+    elif elsewhere is not None:
+        why.append(elsewhere[0].say("missing_rg.why_frozen_here", lineno=elsewhere[1].lineno,
+                                    code=code_text(elsewhere[0].record.source, elsewhere[1])))
+    else:
+        why.append(ctx.say("missing_rg.why_frozen_before", name=quote(name)))
+    head = last_child(name, obj)
+    why.append(ctx.say("missing_rg.why_frozen_no_fix" if head != name else "missing_rg.why_frozen_no_fix_all",
+                       name=name, head=head))
+    facts = [fact_for(name, obj)] if obj is not None else []
+    d = _diagnosis(
+        ctx, loss, title=ctx.say("missing_rg.title_frozen", name=quote(name)),
+        summary=ctx.say("missing_rg.summary_frozen", name=quote(name), loss=loss.text), why=why,
+        lines=[freeze.lineno if freeze is not None else None, c.lineno], names=[name], tensors=facts, fix=None,
+        at=at)
+    return with_lines(d, elsewhere[0], [elsewhere[1].lineno]) if elsewhere is not None else d
 
 
 @rule(INT_KIND, raises=RuntimeError, parse=parse_not_float, matches=(

@@ -29,19 +29,25 @@ FACTORIES = TAKES_REQUIRES_GRAD | {"as_tensor", "from_numpy", "Tensor", "FloatTe
 COPIES = frozenset({"tensor", "from_numpy"})
 CUT_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
 
-LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE = "leaf", "no_grad", "cut", "frozen", "outside"
+LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE, NONDIFF = "leaf", "no_grad", "cut", "frozen", "outside", "nondiff"
+# ops whose result is an index, an integer or a boolean: it has no grad_fn, so a loss computed through it has no
+# graph (round / floor / sign keep one, with zero gradients: not these)
+NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "long", "int", "bool", "short", "byte", "eq", "ne",
+                             "gt", "lt", "ge", "le"})
 
 
 @dataclass(frozen=True)
 class Cause:
     """Why one input of the loss carries no gradient."""
 
-    kind: str  # LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE
+    kind: str  # LEAF, NO_GRAD, CUT, FROZEN, OUTSIDE, NONDIFF
     lineno: Optional[int]
     name: str = ""  # the user's name for the tensor or module ("" when unnamed)
     node: Optional[ast.AST] = field(default=None, compare=False)  # creating call / cut / with / decorator
     stmt: Optional[ast.stmt] = field(default=None, compare=False)  # the assignment that made it
     obj: Any = field(default=None, compare=False, repr=False)  # the live tensor or module, if known
+    where: str = ""  # the file of the cell the lines and nodes are in ("" : the trace's own cell)
+    unit: Any = field(default=None, compare=False, repr=False)  # that cell (culprit_units.Unit); None: own
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ class Scope:
     stmts: List[ast.stmt]
     live: Callable[[str], Any]
     args: Dict[str, Tuple[ast.expr, "Scope"]] = field(default_factory=dict)
+    unit: Any = None  # the cell it is in (culprit_units.Unit); None: the trace's own cell
 
 
 # -- the cell's syntax --

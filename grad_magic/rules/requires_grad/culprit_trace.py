@@ -1,6 +1,8 @@
 """Why nothing requires grad, the trace: from the tensor backward() was called on, back through the cell's
-assignments (into the cell's own functions and modules' `forward`), to the leaf, `no_grad` block, cut or
-frozen module that gave it no gradient. The records it returns are culprit.py's.
+assignments (into functions, methods and modules' `forward` -- the cell's own or another cell's --, and out to
+the caller's arguments when backward() ran in a helper), to the leaf, `no_grad` block, cut, op without a
+gradient (argmax, a comparison, an integer cast) or frozen module that gave it no gradient. The records it
+returns are culprit.py's; the cells it reads, culprit_units.py's.
 
 May touch: the cell's ast; live objects through the NameIndex (and a module's attributes without running
 code), torch metadata only. Never runs user code; makes no fix and no sentence.
@@ -8,15 +10,18 @@ code), torch metadata only. Never runs user code; makes no fix and no sentence.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+import dataclasses
+import types
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 
-from ...names import attribute_without_code
 from ..context import RuleContext
-from ..kit import callee_name, dotted, grad_off_around, is_false, is_leaf, scope_statements, spans, torch_aliases
-from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, NO_GRAD, NOTHING, OUTSIDE,
-                      TAKES_REQUIRES_GRAD, Cause, Flow, Scope, binds, combine, false_arg)
+from ..kit import callee_name, dotted, grad_off_around, is_false, is_leaf, scope_statements, spans
+from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, NO_GRAD, NONDIFF, NONDIFF_METHODS,
+                      NOTHING, OUTSIDE, TAKES_REQUIRES_GRAD, Cause, Flow, Scope, binds, combine, false_arg)
+from .culprit_units import Unit, Units, caller_call, method_of, parameters, self_resolver, user_function
+from ..places import method_place
 
 
 def _loops_around(scope: Scope, lineno: int) -> List[ast.stmt]:
@@ -32,14 +37,41 @@ class Tracer:
         self.error_scope, self.at = error_scope, at  # NB: live values are those of the line `at`
         self.module_scope = error_scope if isinstance(error_scope.node, ast.Module) else \
             Scope(tree, scope_statements(tree), ctx.names.lookup)
-        self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-        self.torch = torch_aliases(tree) | {"torch"}
-        self.path: Set[ast.stmt] = set()  # every assignment the loss was traced through
+        self.units = Units(Unit.of(ctx, tree, self.module_scope))
+        home = self.units.home
+        self.module_scope.unit = error_scope.unit = home
+        self.functions, self.classes, self.torch = home.functions, home.classes, home.torch
+        self.path: Set[ast.stmt] = set()  # every assignment of this cell the loss was traced through
+        self.paths: Dict[str, Set[ast.stmt]] = {}  # the same, for the other cells it went through
         self._done: Dict[int, Flow] = {}
         self._active: Set[int] = set()
         self._depth = 0
         self._under_cut = 0  # > 0 while looking at what a cut was applied to
+        if ctx.elsewhere and not isinstance(error_scope.node, ast.Module) and not error_scope.args:
+            found = caller_call(ctx, self.units)  # NB: backward() ran in a helper: its arguments are the caller's
+            if found is not None:
+                call, caller = found
+                skip = 1 if isinstance(call.func, ast.Attribute) and parameters(error_scope.node)[:1] == ["self"] \
+                    else 0
+                error_scope.args = _bind(error_scope.node, call, caller, skip)
+
+    def unit(self, scope: Scope) -> Unit:
+        return scope.unit if scope.unit is not None else self.units.home
+
+    def cause(self, kind: str, lineno: Optional[int], scope: Scope, name: str = "", node: Optional[ast.AST] = None,
+              stmt: Optional[ast.stmt] = None, obj: Any = None) -> Cause:
+        """A cause found in `scope`'s cell (its lines and nodes are that cell's)."""
+        unit = self.unit(scope)
+        home = unit is self.units.home
+        return Cause(kind, lineno, name, node=node, stmt=stmt, obj=obj, where="" if home else unit.filename,
+                     unit=None if home else unit)
+
+    def _record(self, stmt: ast.stmt, scope: Scope) -> None:
+        unit = self.unit(scope)
+        (self.path if unit is self.units.home else self.paths.setdefault(unit.filename, set())).add(stmt)
+
+    def path_in(self, unit: Unit) -> Set[ast.stmt]:
+        return self.path if unit is self.units.home else self.paths.get(unit.filename, set())
 
     # -- expressions --
     def expr(self, e: Optional[ast.AST], scope: Scope, line: int) -> Flow:
@@ -51,17 +83,26 @@ class Tracer:
             return self.attribute(e, scope, line)
         if isinstance(e, ast.Call):
             return self.call(e, scope, line)
-        if isinstance(e, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return self.expr(e.elt, scope, line)
+        if isinstance(e, ast.DictComp):
+            return self.expr(e.value, scope, line)
+        if isinstance(e, ast.Lambda):
             return NOTHING
-        return combine([self.expr(c, scope, line) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)])
+        flow = combine([self.expr(c, scope, line) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)])
+        if isinstance(e, ast.Compare) and flow.grad:  # NB: `pred == y` is a bool tensor: no graph goes on
+            return Flow(False, (self.cause(NONDIFF, e.lineno, scope, node=e),))
+        return flow
 
     def attribute(self, e: ast.Attribute, scope: Scope, line: int) -> Flow:
         if e.attr == "data":
             return self._cut(e, e.value, scope, line)
+        if e.attr == "indices":  # `x.max(1).indices`, `x.topk(k).indices`
+            return self._nondiff(e, [e.value], scope, line)
         path = dotted(e)
         obj = scope.live(path) if path else None
         if isinstance(obj, torch.nn.Parameter) and not obj.requires_grad:
-            return Flow(False, (Cause(FROZEN, e.lineno, path or "", obj=obj),))
+            return Flow(False, (self.cause(FROZEN, e.lineno, scope, path or "", obj=obj),))
         if isinstance(obj, torch.Tensor):
             return GRAD if obj.requires_grad else NOTHING
         return self.expr(e.value, scope, line) if not isinstance(obj, torch.nn.Module) else NOTHING
@@ -76,7 +117,10 @@ class Tracer:
             return self._cut(e, inner, scope, line)
         if attr == "requires_grad_":
             return NOTHING if false_arg(e) else GRAD
-        if self.is_factory(e):
+        if attr in NONDIFF_METHODS:  # `x.argmax(1)`, `torch.argmax(x, 1)`, `x.long()`
+            torch_call = isinstance(func.value, ast.Name) and func.value.id in self.unit(scope).torch
+            return self._nondiff(e, e.args[:1] if torch_call else [func.value, *e.args], scope, line)
+        if self.is_factory(e, scope):
             return self._factory(e, scope, line)
         if callee_name(e) == "Parameter":
             return NOTHING if any(k.arg == "requires_grad" and is_false(k.value) for k in e.keywords) else GRAD
@@ -84,10 +128,39 @@ class Tracer:
         args = [*e.args, *(k.value for k in e.keywords)]
         if isinstance(callee, torch.nn.Module):
             return self._module_call(e, callee, scope, line, args)
-        if isinstance(func, ast.Name) and func.id in self.functions and func.id not in _bound_in(scope, func.id):
-            return self._function_call(self.functions[func.id], e, scope, line)
+        unit = self.unit(scope)
+        if isinstance(func, ast.Name) and func.id in unit.functions and func.id not in _bound_in(scope, func.id):
+            return self._function_call(unit.functions[func.id], e, scope, line, unit)
+        found = self._elsewhere(func, callee, scope)
+        if found is not None:
+            return self._function_call(found[0], e, scope, line, found[1], found[2])
+        if isinstance(func, ast.Subscript):  # `self.heads[name](x)`: an item of a ModuleDict / ModuleList
+            container = self.resolve(dotted(func.value), scope)
+            if isinstance(container, torch.nn.Module) and any(p.requires_grad for p in container.parameters()):
+                return GRAD
         parts = [func.value] if isinstance(func, ast.Attribute) else []
         return combine([self.expr(a, scope, line) for a in [*parts, *args]])
+
+    def _elsewhere(self, func: ast.AST, callee: Any, scope: Scope) -> Optional[Tuple[ast.AST, Unit, Any]]:
+        """(def, its cell, the object it is bound to) of a user function or method a call reaches outside the
+        cell's own functions: a helper of an earlier cell, `model.forward_train(...)`."""
+        if isinstance(callee, (types.FunctionType, types.MethodType)):
+            place = user_function(self.ctx, callee)
+            if place is not None:
+                return place.node, self.units.of_place(place), getattr(callee, "__self__", None)
+        if isinstance(func, ast.Attribute) and callee is None:
+            obj = self.resolve(dotted(func.value), scope)
+            fn = method_of(obj, func.attr) if obj is not None and not isinstance(
+                obj, (torch.Tensor, types.ModuleType, type)) else None
+            place = user_function(self.ctx, fn) if fn is not None else None
+            if place is not None:
+                return place.node, self.units.of_place(place), obj
+        return None
+
+    def _nondiff(self, e: ast.AST, inputs: Sequence[ast.AST], scope: Scope, line: int) -> Flow:
+        """An op whose result has no gradient: the cause when what it was given had one."""
+        flow = combine([self.expr(a, scope, line) for a in inputs])
+        return Flow(False, (self.cause(NONDIFF, e.lineno, scope, node=e),)) if flow.grad else flow
 
     def resolve(self, path: Optional[str], scope: Scope) -> Any:
         """The live object a dotted name stands for here, following a parameter to the caller's argument."""
@@ -98,12 +171,17 @@ class Tracer:
             arg, caller = scope.args[head]
             outer = dotted(arg)
             return self.resolve(f"{outer}.{rest}" if rest else outer, caller) if outer else None
-        return scope.live(path)
+        found = scope.live(path)
+        if found is None and self.unit(scope) is not self.units.home and not isinstance(scope.node, ast.Module) \
+                and head not in parameters(scope.node) and not _bound_in(scope, head):
+            found = self.unit(scope).module_scope.live(path)  # NB: a global of another cell's helper
+        return found
 
-    def is_factory(self, e: ast.Call) -> bool:
+    def is_factory(self, e: ast.Call, scope: Optional[Scope] = None) -> bool:
         func = e.func
+        aliases = self.unit(scope).torch if scope is not None else self.torch
         return isinstance(func, ast.Attribute) and func.attr in FACTORIES and \
-            isinstance(func.value, ast.Name) and func.value.id in self.torch
+            isinstance(func.value, ast.Name) and func.value.id in aliases
 
     def _factory(self, e: ast.Call, scope: Scope, line: int) -> Flow:
         if any(k.arg == "requires_grad" and not is_false(k.value) for k in e.keywords):
@@ -111,7 +189,7 @@ class Tracer:
         if e.func.attr in COPIES and e.args:  # type: ignore[attr-defined]
             inner = self.expr(e.args[0], scope, line)
             if inner.grad:  # NB: copy-constructing a tensor that has a graph keeps the values only
-                return Flow(False, (Cause(CUT, e.lineno, node=e),))
+                return Flow(False, (self.cause(CUT, e.lineno, scope, node=e),))
             cuts = tuple(c for c in inner.causes if c.kind == CUT)
             if cuts:  # `torch.from_numpy(h.detach().numpy())`: the cut inside is the cause
                 return Flow(False, cuts)
@@ -119,7 +197,7 @@ class Tracer:
             inner = self.expr(e.args[0], scope, line)
             if inner.grad:  # `torch.as_tensor(t)` of a tensor with a graph is that tensor
                 return GRAD
-        return Flow(False, (Cause(LEAF, e.lineno, node=e),))
+        return Flow(False, (self.cause(LEAF, e.lineno, scope, node=e),))
 
     def _cut(self, node: ast.AST, inner_expr: ast.AST, scope: Scope, line: int) -> Flow:
         self._under_cut += 1
@@ -128,7 +206,7 @@ class Tracer:
         finally:
             self._under_cut -= 1
         if inner.grad:
-            return Flow(False, (Cause(CUT, node.lineno, node=node),))
+            return Flow(False, (self.cause(CUT, node.lineno, scope, node=node),))
         # NB: what feeds a cut is not to blame: giving it grad would not get past the cut
         return NOTHING
 
@@ -140,25 +218,33 @@ class Tracer:
             return inputs
         name = dotted(e.func) or ""
         if not any(p.requires_grad for p in params):
-            return inputs if inputs.grad else Flow(False, inputs.causes + (Cause(FROZEN, e.lineno, name, obj=module),))
+            frozen = self.cause(FROZEN, e.lineno, scope, name, obj=module)
+            return inputs if inputs.grad else Flow(False, inputs.causes + (frozen,))
         forward = self._forward_of(module)
         if forward is None or self._depth > 3:
             return GRAD
-        inner = Scope(forward, scope_statements(forward), _attribute_resolver(module),
-                      _bind(forward, e, scope, skip=1))
-        return self._returns(forward, inner)
+        node, unit = forward
+        inner = Scope(node, scope_statements(node), self_resolver(module), _bind(node, e, scope, skip=1), unit)
+        return self._returns(node, inner)
 
-    def _forward_of(self, module: torch.nn.Module) -> Optional[ast.FunctionDef]:
+    def _forward_of(self, module: torch.nn.Module) -> Optional[Tuple[ast.FunctionDef, Unit]]:
+        """The `forward` the module runs: its class's in this cell, else the user's in another cell (or file)."""
         cls = self.classes.get(type(module).__name__)
         for node in cls.body if cls is not None else ():
             if isinstance(node, ast.FunctionDef) and node.name == "forward":
-                return node
+                return node, self.units.home
+        place = method_place(self.ctx, type(module), "forward") if cls is None else None
+        if place is not None and isinstance(place.node, ast.FunctionDef):
+            return place.node, self.units.of_place(place)
         return None
 
-    def _function_call(self, fn: ast.FunctionDef, e: ast.Call, scope: Scope, line: int) -> Flow:
+    def _function_call(self, fn: ast.AST, e: ast.Call, scope: Scope, line: int, unit: Optional[Unit] = None,
+                       bound: Any = None) -> Flow:
         if self._depth > 3:
             return combine([self.expr(a, scope, line) for a in e.args])
-        inner = Scope(fn, scope_statements(fn), lambda _name: None, _bind(fn, e, scope))
+        live = self_resolver(bound) if bound is not None else (lambda _name: None)
+        skip = 1 if bound is not None else 0
+        inner = Scope(fn, scope_statements(fn), live, _bind(fn, e, scope, skip), unit or self.units.home)
         return self._returns(fn, inner)
 
     def _returns(self, fn: ast.AST, scope: Scope) -> Flow:
@@ -180,13 +266,14 @@ class Tracer:
         if not defs and name in scope.args:
             arg, caller = scope.args[name]
             return self.expr(arg, caller, arg.lineno)
-        if not defs and name in _parameters(scope.node):
+        if not defs and name in parameters(scope.node):
             return NOTHING
-        if not defs and scope is not self.module_scope:
-            return self.name(name, self.module_scope, 10 ** 9)
+        outer = self.unit(scope).module_scope
+        if not defs and outer is not None and scope is not outer:
+            return self.name(name, outer, 10 ** 9)
         if not defs:
             if isinstance(obj, torch.Tensor) and is_leaf(obj):
-                return Flow(False, (Cause(OUTSIDE, None, name, obj=obj),))
+                return Flow(False, (self.cause(OUTSIDE, None, scope, name, obj=obj),))
             return NOTHING
         flows = [self.definition(d, name, scope, obj) for d in defs]
         if isinstance(obj, torch.Tensor) or not self._under_cut and not all(f.grad for f in flows):
@@ -218,24 +305,28 @@ class Tracer:
         return self._done[key]
 
     def _definition(self, stmt: ast.stmt, name: str, scope: Scope, obj: Any) -> Flow:
-        if isinstance(stmt, (ast.For, ast.With)) or not hasattr(stmt, "value"):
-            return NOTHING  # NB: loop variables (batches of data) and `with ... as` carry no cause
-        self.path.add(stmt)
+        if isinstance(stmt, ast.For):  # NB: loop variables carry no cause; a graph they iterate over, they carry
+            return GRAD if self.expr(stmt.iter, scope, stmt.lineno).grad else NOTHING
+        if isinstance(stmt, ast.With) or not hasattr(stmt, "value"):
+            return NOTHING  # NB: `with ... as` carries no cause
+        self._record(stmt, scope)
+        if isinstance(stmt.value, ast.List) and not stmt.value.elts:  # `outs = []`, then `outs.append(...)`
+            return combine([self.expr(a, scope, a.lineno) for a in _appended(scope, name)])
         flow = self._statement_flow(stmt, stmt.value, name, scope)
         if isinstance(stmt, ast.AugAssign):
             flow = combine([flow, self.name(name, scope, stmt.lineno)])
         if not flow.grad and flow.causes and all(c.kind == LEAF and not c.name for c in flow.causes):
             # NB: the value is made here from nothing with a graph: this name is the gradless leaf
             live = obj if isinstance(obj, torch.Tensor) else None
-            return Flow(False, (Cause(LEAF, stmt.lineno, name, node=stmt.value, stmt=stmt, obj=live),))
+            return Flow(False, (self.cause(LEAF, stmt.lineno, scope, name, node=stmt.value, stmt=stmt, obj=live),))
         return Flow(False, tuple(_named(c, name, stmt) for c in flow.causes)) if not flow.grad else flow
 
     def _statement_flow(self, stmt: ast.stmt, value: Optional[ast.AST], name: str, scope: Scope) -> Flow:
-        self.path.add(stmt)
+        self._record(stmt, scope)
         flow = self.expr(value, scope, stmt.lineno)
         off = grad_off_around(stmt, scope.node)
         if flow.grad and off is not None:
-            return Flow(False, (Cause(NO_GRAD, stmt.lineno, name, node=off, stmt=stmt),))
+            return Flow(False, (self.cause(NO_GRAD, stmt.lineno, scope, name, node=off, stmt=stmt),))
         return flow
 
 
@@ -248,33 +339,17 @@ def _is_passthrough(node: ast.AST) -> bool:
 
 
 def _named(cause: Cause, name: str, stmt: ast.stmt) -> Cause:
-    """A cut or no_grad found in a value is reported with the name it was assigned to."""
-    if cause.kind in (CUT, NO_GRAD) and not cause.name:
-        return Cause(cause.kind, cause.lineno, name, node=cause.node, stmt=stmt, obj=cause.obj)
+    """A cut, no_grad or op without gradient found in a value is reported with the name it was assigned to."""
+    if cause.kind in (CUT, NO_GRAD, NONDIFF) and not cause.name:
+        return dataclasses.replace(cause, name=name, stmt=stmt)
     return cause
 
 
-def _attribute_resolver(module: torch.nn.Module) -> Callable[[str], Any]:
-    def live(path: str) -> Any:
-        head, _, rest = path.partition(".")
-        if head != "self":
-            return None
-        obj: Any = module
-        for part in rest.split(".") if rest else ():
-            obj = attribute_without_code(obj, part)
-            if obj is None:
-                return None
-        return obj
-
-    return live
-
-
-def _parameters(fn: ast.AST) -> List[str]:
-    args = getattr(fn, "args", None)
-    if args is None:
-        return []
-    return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]] + \
-        [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+def _appended(scope: Scope, name: str) -> List[ast.expr]:
+    """What `name.append(x)` / `name.extend(xs)` statements of the scope add to the list."""
+    return [s.value.args[0] for s in scope.stmts if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr in ("append", "extend")
+            and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == name and s.value.args]
 
 
 def _bind(fn: ast.AST, call: ast.Call, caller: Scope, skip: int = 0) -> Dict[str, Tuple[ast.expr, Scope]]:

@@ -8,7 +8,7 @@ to parse by `make_fix`; the descriptions come from the catalog. No name lookups.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -18,8 +18,8 @@ from ...edits import make_fix
 from ...facts import dtype_name
 from ...model import Fix, TextEdit
 from ..context import RuleContext
-from ..kit import appended, callee_name, code_text, quote, spans
-from .culprit import COPIES, CUT_METHODS, LEAF, TAKES_REQUIRES_GRAD, BackwardSite, Cause, cut_kind, short_cut
+from ..kit import appended, argument, callee_name, code_text, dotted, quote, spans
+from .culprit import COPIES, CUT_METHODS, LEAF, TAKES_REQUIRES_GRAD, Cause, cut_kind, short_cut
 
 MAX_LEAVES = 4  # NB: more gradless leaves than this and marking them all would be a guess
 
@@ -68,11 +68,13 @@ def leaf_edits(source: str, value: Optional[ast.AST], aliases: Set[str]) -> List
 
 # -- a forward under no_grad --
 
-def no_grad_fix(ctx: RuleContext, path: Set[ast.stmt], site: BackwardSite, block: ast.AST) -> Optional[Fix]:
-    """Move the forward out of the grad-disabling block: dedent those lines (the trace's `path` and the
-    backward() line), keep the rest in the block; for a decorator, drop it."""
+def no_grad_fix(ctx: RuleContext, path: Set[ast.stmt], site_line: Optional[int], fn: Optional[ast.AST],
+                block: ast.AST) -> Optional[Fix]:
+    """Move the forward out of the grad-disabling block: dedent those lines (the trace's `path` in the cell,
+    and the backward() line when it is in it), keep the rest in the block; for a decorator of `fn` (the
+    function the whole step, or the forward the loss came through, runs in), drop it."""
     if isinstance(block, ast.expr):
-        return _drop_decorator(ctx, site, block)
+        return _drop_decorator(ctx, fn, block)
     src = ctx.record.source
     lines = split_lines(src, keepends=True)
     offs = line_offsets(src)
@@ -80,7 +82,7 @@ def no_grad_fix(ctx: RuleContext, path: Set[ast.stmt], site: BackwardSite, block
             block.items[0].context_expr.end_lineno != block.lineno:
         return None
     body = block.body
-    inside = [i for i, s in enumerate(body) if any(spans(s, p.lineno) for p in path) or spans(s, site.stmt.lineno)]
+    inside = [i for i, s in enumerate(body) if any(spans(s, p.lineno) for p in path) or spans(s, site_line)]
     if not inside:
         return None
     first, last = min(inside), max(inside)
@@ -101,10 +103,9 @@ def no_grad_fix(ctx: RuleContext, path: Set[ast.stmt], site: BackwardSite, block
     return make_fix(src, edits, ctx.say(key, start=start, end=end, header=head.strip().rstrip(":")))
 
 
-def _drop_decorator(ctx: RuleContext, site: BackwardSite, block: ast.expr) -> Optional[Fix]:
-    """Drop a `@torch.no_grad()` line when the whole step runs in the function it decorates."""
+def _drop_decorator(ctx: RuleContext, fn: Optional[ast.AST], block: ast.expr) -> Optional[Fix]:
+    """Drop a `@torch.no_grad()` line of `fn`."""
     src = ctx.record.source
-    fn = site.scope.node
     if block not in getattr(fn, "decorator_list", ()) or block.lineno != block.end_lineno or \
             split_lines(src)[block.lineno - 1].strip() != "@" + code_text(src, block):
         return None
@@ -186,6 +187,53 @@ def _cut_below(value: ast.AST, cut: ast.AST) -> bool:
                 callee_name(n) in CUT_METHODS | COPIES or callee_name(n) in ("float", "int", "array"))):
             return True
     return False
+
+
+# -- an op without a gradient --
+
+def soft_argmax_fix(ctx: RuleContext, unit: Any, cause: Cause) -> Optional[Fix]:
+    """`x.argmax(dim=d)` whose result is used as a number (`.float()`, arithmetic) -> the softmax-weighted
+    average of the indices: `(x.softmax(dim=d).movedim(d, -1) * torch.arange(x.size(d), ...)).sum(-1)`, the
+    differentiable argmax computed from the scores. None for any other use (an index, a comparison, a loss of
+    its own): there the loss must be rewritten on the scores, which no edit can guess."""
+    call = cause.node
+    if not isinstance(call, ast.Call) or callee_name(call) != "argmax" or not isinstance(call.func, ast.Attribute):
+        return None
+    method = not (isinstance(call.func.value, ast.Name) and call.func.value.id in unit.torch)
+    scores = call.func.value if method else (call.args[0] if call.args else None)
+    dim = argument(call, 0 if method else 1, "dim")
+    if not isinstance(scores, (ast.Name, ast.Attribute)) or dotted(scores) is None or not (
+            isinstance(dim, ast.Constant) and type(dim.value) is int) or any(k.arg == "keepdim" for k in call.keywords):
+        return None
+    if not _used_as_number(unit.tree, call, cause.name):
+        return None
+    x, d, t = dotted(scores), dim.value, "torch" if "torch" in unit.torch else sorted(unit.torch)[0]
+    text = (f"({x}.softmax(dim={d}).movedim({d}, -1) * {t}.arange({x}.size({d}), dtype={x}.dtype, "
+            f"device={x}.device)).sum(-1)")
+    src = ctx.record.source
+    return make_fix(src, [TextEdit(*node_span(src, call), text)],
+                    ctx.say("missing_rg.fix_soft_argmax", name=quote(cause.name) or "`argmax`", lineno=call.lineno))
+
+
+def _used_as_number(tree: ast.AST, call: ast.Call, name: str) -> bool:
+    """The argmax's value (or the name it is assigned to, everywhere in its function) only goes into `.float()`
+    / `.double()` / `.to(...)` or arithmetic: a coordinate or a count, not an index or a class."""
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    uses: List[ast.AST] = [call]
+    if name:
+        scope = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and spans(n, call.lineno)), tree)
+        uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    if not uses:
+        return False
+    for use in uses:
+        parent = parents.get(id(use))
+        if isinstance(parent, ast.Attribute) and parent.attr in ("float", "double", "to", "type"):
+            continue
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            continue
+        return False
+    return True
 
 
 # -- an integer tensor asked for requires_grad --

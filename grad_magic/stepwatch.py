@@ -58,6 +58,7 @@ class GrowingLocal:
     size: int  # items in the list; 0 for a tensor
     item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
     numel: int  # elements of the (newest) tensor: 1 is one number
+    grad_fn: str = ""  # its grad_fn: `AddBackward0`
 
 
 @dataclass(frozen=True)
@@ -310,4 +311,5 @@ def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, in
     tensor = _graph_of(newest)
     return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
                         "tensor" if isinstance(value, torch.Tensor) else "list", state[1], item,
-                        tensor.numel() if tensor is not None else 0)
+                        tensor.numel() if tensor is not None else 0,
+                        type(tensor.grad_fn).__name__ if tensor is not None else "")

@@ -215,3 +215,151 @@ def test_chinese_cards(shell, monkeypatch):
     assert "计算图" in by_kind["graph-kept-alive"].title
     assert "eval() 模式下被训练" in by_kind["train-eval-mode"].title
     assert "警告" in str(Card(by_kind["graph-kept-alive"]))
+
+
+# -- through helpers: the loop, the step or the accumulation in a function or method of an earlier cell --
+
+HELPER_SETUP = SETUP + "batches = [(torch.randn(8, 3), torch.randn(8, 1)) for _ in range(4)]\n"
+
+
+def helper_run(shell, helper: str, cell: str) -> list:
+    """`helper` as a plain cell (In [2]) after the setup (In [1]), then `cell` under %%gradcheck (In [3])."""
+    assert run(shell, HELPER_SETUP).success and run(shell, helper).success
+    result = run(shell, "%%gradcheck\n" + cell)
+    assert result.success, result.error_in_exec
+    return [d for d in grad_magic.last_diagnoses() if d.kind in MINE]
+
+
+def fixed_and_run_again(shell, d, cell: str) -> list:
+    """Each fixed earlier cell of `d` run, then `cell` again under %%gradcheck: my kinds diagnosed then."""
+    assert d.fix is not None and d.fix.elsewhere
+    for fixed in d.fix.elsewhere:
+        assert run(shell, fixed.source).success
+    assert run(shell, d.fix.source or "%%gradcheck\n" + cell).success
+    return mine(grad_magic.last_diagnoses())
+
+
+EVALUATE = ("def evaluate(m):\n    m.eval()\n    with torch.no_grad():\n        return criterion(m(x), y).item()\n\n\n"
+            "def fit(m, o, epochs):\n    m.train()\n    for epoch in range(epochs):\n        for xb, yb in batches:\n"
+            "            o.zero_grad()\n            loss = criterion(m(xb), yb)\n            loss.backward()\n"
+            "            o.step()\n        evaluate(m)\n")
+
+
+def test_an_evaluate_helper_inside_a_train_helper_is_found_and_fixed_there(shell):
+    d = next(d for d in helper_run(shell, EVALUATE, "fit(model, opt, 3)\n") if d.kind == "train-eval-mode")
+    assert d.names == ("model",) and "8 of 12 times" in d.summary
+    where = {(sl.cell, sl.lineno, sl.function) for sl in d.lines}
+    assert {(2, 2, "evaluate"), (2, 8, "fit"), (2, 12, "fit"), (2, 14, "fit")} <= where
+    assert "`m.train()` on line 8 of In [2] runs once" in d.why
+    (fixed,) = d.fix.elsewhere
+    assert fixed.cell == 2 and fixed.source.splitlines()[11:13] == ["            m.train()",
+                                                                  "            loss = criterion(m(xb), yb)"]
+    assert fixed_and_run_again(shell, d, "fit(model, opt, 3)\n") == []
+
+
+TRAINER = ("class Trainer:\n    def __init__(self, model, optim):\n        self.model, self.optim = model, optim\n\n"
+           "    def validate(self):\n        self.model.eval()\n        with torch.no_grad():\n"
+           "            return criterion(self.model(x), y).item()\n\n"
+           "    def epoch(self):\n        self.model.train()\n        for i, (xb, yb) in enumerate(batches):\n"
+           "            if i % 2 == 0:\n                self.validate()\n            self.optim.zero_grad()\n"
+           "            criterion(self.model(xb), yb).backward()\n            self.optim.step()\n")
+
+
+def test_a_trainer_whose_validate_leaves_eval_mode_is_fixed_before_its_forward(shell):
+    cell = "trainer = Trainer(model, opt)\nfor e in range(2):\n    trainer.epoch()\n"
+    d = next(d for d in helper_run(shell, TRAINER, cell) if d.kind == "train-eval-mode")
+    assert (2, 6, "Trainer.validate") in {(sl.cell, sl.lineno, sl.function) for sl in d.lines}
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.splitlines()[15:17] == ["            self.model.train()",
+                                                "            criterion(self.model(xb), yb).backward()"]
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+HEALTHY_HELPERS = {
+    "train_each_epoch": EVALUATE.replace("    m.train()\n    for epoch in range(epochs):\n",
+                                         "    for epoch in range(epochs):\n        m.train()\n"),
+    "frozen_batchnorm_on_purpose": ("def fit(m, o, epochs):\n    m.train()\n    m[1].eval()\n"
+                                    "    m[1].requires_grad_(False)\n    for epoch in range(epochs):\n"
+                                    "        for xb, yb in batches:\n            o.zero_grad()\n"
+                                    "            loss = criterion(m(xb), yb)\n            loss.backward()\n"
+                                    "            o.step()\n"),
+    "running_total_of_items": ("def fit(m, o, epochs):\n    for epoch in range(epochs):\n        total = 0.0\n"
+                               "        for xb, yb in batches:\n            o.zero_grad()\n"
+                               "            loss = criterion(m(xb), yb)\n            loss.backward()\n"
+                               "            o.step()\n            total += loss.item()\n    return total\n"),
+    "list_of_detached_losses": ("def fit(m, o, epochs):\n    losses = []\n    for epoch in range(epochs):\n"
+                                "        for xb, yb in batches:\n            o.zero_grad()\n"
+                                "            loss = criterion(m(xb), yb)\n            loss.backward()\n"
+                                "            o.step()\n            losses.append(loss.detach())\n    return losses\n"),
+    "micro_batches_summed_then_backward": ("def fit(m, o, epochs):\n    for epoch in range(epochs):\n"
+                                           "        for xb, yb in batches:\n            o.zero_grad()\n"
+                                           "            parts = []\n            for k in range(2):\n"
+                                           "                parts.append(criterion(m(xb[k::2]), yb[k::2]))\n"
+                                           "            torch.stack(parts).mean().backward()\n            o.step()\n"),
+}
+
+
+@pytest.mark.parametrize("helper", HEALTHY_HELPERS.values(), ids=HEALTHY_HELPERS.keys())
+def test_healthy_helper_loops_are_not_diagnosed(shell, helper):
+    assert mine(helper_run(shell, helper, "fit(model, opt, 3)\n")) == []
+
+
+def test_a_running_total_with_its_graph_in_a_helper_is_cut_there(shell):
+    helper = ("def run_epoch(m, o):\n    total = 0.0\n    for xb, yb in batches:\n        o.zero_grad()\n"
+              "        loss = criterion(m(xb), yb)\n        loss.backward()\n        o.step()\n"
+              "        total += loss / len(batches)\n    return total\n")
+    cell = "for epoch in range(2):\n    print(f'{run_epoch(model, opt):.3f}')\n"
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "graph-kept-alive")
+    assert [(sl.cell, sl.lineno, sl.function) for sl in d.lines] == [(2, 8, "run_epoch")]
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.splitlines()[7] == "        total += (loss / len(batches)).detach()"
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+def test_a_list_of_output_dicts_in_a_helper_is_detached_value_by_value(shell):
+    helper = ("def train_epoch(m, o):\n    outputs = []\n    for xb, yb in batches:\n        out = m(xb)\n"
+              "        loss = criterion(out, yb)\n        o.zero_grad()\n        loss.backward()\n        o.step()\n"
+              "        outputs.append({'loss': loss, 'pred': out})\n"
+              "    return torch.stack([o['loss'] for o in outputs]).mean()\n")
+    cell = "for epoch in range(2):\n    train_epoch(model, opt)\n"
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "graph-kept-alive")
+    (fixed,) = d.fix.elsewhere
+    assert d.names == ("outputs",) and [(sl.cell, sl.lineno) for sl in d.lines] == [(2, 9)]
+    assert fixed.source.splitlines()[8] == "        outputs.append({'loss': loss.detach(), 'pred': out.detach()})"
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+def test_a_decorated_helper_that_fine_tunes_under_inference_mode_loses_its_decorator(shell):
+    helper = ("class Tuner:\n    def __init__(self, m):\n        self.m = m\n"
+              "        self.optimizer = torch.optim.SGD(m.parameters(), lr=0.1)\n\n"
+              "    @torch.inference_mode()\n    def tune(self, steps=3):\n        for _ in range(steps):\n"
+              "            self.optimizer.zero_grad()\n            loss = criterion(self.m(x), y)\n"
+              "            loss.requires_grad_(True)\n            loss.backward()\n            self.optimizer.step()\n")
+    cell = "tuner = Tuner(model)\ntuner.tune()\n"
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "frozen-by-no-grad")
+    assert d.names == ("tuner.optimizer",) and (2, 6) in {(sl.cell, sl.lineno) for sl in d.lines}
+    (fixed,) = d.fix.elsewhere
+    assert "    @torch.inference_mode()" not in fixed.source.splitlines()
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")
+def test_a_loss_rebuilt_from_values_in_a_helper_is_stacked_there(shell):
+    helper = ("def compute_loss(outs, target):\n"
+              "    return torch.tensor([criterion(o, target) for o in outs], requires_grad=True).sum()\n")
+    cell = ("for i in range(3):\n    opt.zero_grad()\n    loss = compute_loss([model(x), model(2 * x)], y)\n"
+            "    loss.backward()\n    opt.step()\n")
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "frozen-by-no-grad")
+    assert (2, 2) in {(sl.cell, sl.lineno) for sl in d.lines}
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.splitlines()[1] == "    return torch.stack([criterion(o, target) for o in outs]).sum()"
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+def test_a_helper_whose_forward_runs_under_no_grad_is_moved_out(shell):
+    helper = ("def step(m, o):\n    o.zero_grad()\n    with torch.no_grad():\n        out = m(x)\n"
+              "    loss = criterion(out, y)\n    loss.requires_grad = True\n    loss.backward()\n    o.step()\n")
+    cell = "for i in range(3):\n    step(model, opt)\n"
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "frozen-by-no-grad")
+    assert (2, 3) in {(sl.cell, sl.lineno) for sl in d.lines}
+    assert fixed_and_run_again(shell, d, cell) == []

@@ -37,6 +37,39 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {loop} 行的循环结束后，`{name}` 里的张量仍带着 grad_fn（{grad_fn}）：每一个都抓住了"
               "它那一轮的计算图。不会报错：只是内存持续增长，直到长时间训练时内存耗尽。",
     },
+    "training.graph.summary_sum_steps": {
+        "en": "The loop in `{function}` adds `{operand}` to `{name}` on line {lineno} as a tensor with its graph, so "
+              "`{name}` holds on to the graph of every iteration: memory grows with each one.",
+        "zh": "`{function}` 中的循环在第 {lineno} 行把带着计算图的张量 `{operand}` 累加到 `{name}` 上，于是 `{name}` "
+              "抓住了每一轮迭代的计算图：内存随迭代次数不断增长。",
+    },
+    "training.graph.summary_list_steps": {
+        "en": "The loop in `{function}` appends `{operand}` to `{name}` on line {lineno} with its graph: the {count} "
+              "items in `{name}` keep {count} iterations' graphs alive, and memory grows with each one.",
+        "zh": "`{function}` 中的循环在第 {lineno} 行把带着计算图的 `{operand}` 追加到 `{name}` 中：`{name}` 里的 "
+              "{count} 项让 {count} 轮迭代的计算图都无法释放，内存随迭代次数不断增长。",
+    },
+    "training.graph.what_sum_steps": {
+        "en": "At each optimizer step `{name}` in `{function}` was a tensor with a grad_fn ({grad_fn}) whose graph "
+              "held the one of the step before: the sum is part of the autograd graph, linked to the loss of every "
+              "iteration it added up. No error is raised: memory just keeps growing, until a long run is out of "
+              "memory.",
+        "zh": "每次优化器 step 时，`{function}` 中的 `{name}` 都是一个带 grad_fn（{grad_fn}）的张量，它的计算图"
+              "包含了上一步的计算图：这个和本身就是计算图的一部分，连着它累加过的每一轮的 loss。不会报错：只是"
+              "内存持续增长，直到长时间训练时内存耗尽。",
+    },
+    "training.graph.what_list_steps": {
+        "en": "At each optimizer step the list `{name}` in `{function}` was longer ({count} items at the last "
+              "one), and its newest item still had a grad_fn ({grad_fn}): each one keeps the autograd graph of its "
+              "iteration. No error is raised: memory just keeps growing, until a long run is out of memory.",
+        "zh": "每次优化器 step 时，`{function}` 中的列表 `{name}` 都更长了（最后一次有 {count} 项），而且最新的一项"
+              "仍带着 grad_fn（{grad_fn}）：每一项都抓住了它那一轮的计算图。不会报错：只是内存持续增长，直到长时间"
+              "训练时内存耗尽。",
+    },
+    "training.graph.fix_part_dict": {
+        "en": "`.detach()` on each value of `{operand}` on line {lineno}",
+        "zh": "在第 {lineno} 行对 `{operand}` 的每个值调用 `.detach()`",
+    },
     "training.graph.why": {
         "en": "A tensor that requires grad carries its whole graph (the activations saved for backward) "
               "with it. Adding it to a running total or keeping it in a list links the graphs together, "
@@ -125,6 +158,37 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "to the parameters here.",
         "zh": "没有自动修复：grad_magic 无法确定这里需要哪一处改动才能把 loss 与参数连接起来。",
     },
+    "training.frozen.summary_at": {
+        "en": "`{optimizer}.step()` {at} ran {total} times and found .grad empty on every parameter each time: "
+              "nothing was trained.",
+        "zh": "{at} 的 `{optimizer}.step()` 执行了 {total} 次，每次所有参数的 .grad 都是空的：什么都没有被训练。",
+    },
+    "training.frozen.why_decorated": {
+        "en": "`{function}` is decorated with `{decorator}` on line {lineno}: everything it runs, the forward pass "
+              "included, records no graph, so the loss is not connected to the parameters and backward() cannot "
+              "reach them.",
+        "zh": "`{function}` 在第 {lineno} 行被 `{decorator}` 装饰：它运行的一切（包括前向计算）都不记录计算图，"
+              "所以 loss 与参数之间没有连接，backward() 到达不了它们。",
+    },
+    "training.frozen.why_rebuilt": {
+        "en": "`{call}` on line {lineno} builds a new leaf tensor out of the losses' values: their graphs are cut "
+              "there, so backward() stops at it and never reaches the parameters. `torch.stack(...)` keeps them "
+              "in the graph.",
+        "zh": "第 {lineno} 行的 `{call}` 用各个 loss 的数值新建了一个叶子张量：它们的计算图在这里被切断，"
+              "backward() 停在它这里，到达不了参数。`torch.stack(...)` 能把它们保留在计算图中。",
+    },
+    "training.frozen.fix_decorator": {
+        "en": "remove `{decorator}` on line {lineno}, so autograd records the forward pass",
+        "zh": "删除第 {lineno} 行的 `{decorator}`，让 autograd 记录前向计算",
+    },
+    "training.frozen.fix_stack": {
+        "en": "build the loss with `torch.stack(...)` instead of `torch.tensor(..., requires_grad=True)` from line "
+              "{lineno} on, so it stays connected to the parameters",
+        "zh": "从第 {lineno} 行起用 `torch.stack(...)` 代替 `torch.tensor(..., requires_grad=True)` 构造 loss，"
+              "让它与参数保持连接",
+    },
+    "training.at": {"en": "on line {lineno}", "zh": "第 {lineno} 行"},
+    "training.at_here": {"en": "on line {lineno} of this cell", "zh": "本单元格第 {lineno} 行"},
     "training.frozen.fix_dedent": {
         "en": "move the forward pass out of the `with` block on line {lineno}, so autograd records it",
         "zh": "把前向计算移出第 {lineno} 行的 `with` 块，让 autograd 记录它",
@@ -199,6 +263,29 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "training.mode.why_eval_call": {
         "en": "`{name}` was put in eval() mode on line {lineno}, and nothing switched it back.",
         "zh": "`{name}` 在第 {lineno} 行被切换到 eval() 模式，之后没有任何代码把它切回来。",
+    },
+    "training.mode.summary_steps": {
+        "en": "The optimizer step on line {lineno} ran {in_eval} of {total} times with `{name}` in eval() mode: "
+              "its Dropout/BatchNorm layers behaved as at inference time.",
+        "zh": "第 {lineno} 行的优化器 step 共执行 {total} 次，其中 {in_eval} 次执行时 `{name}` 处于 eval() 模式："
+              "它的 Dropout/BatchNorm 层按推理方式工作。",
+    },
+    "training.mode.what_steps": {
+        "en": "At {in_eval} of the {total} optimizer steps `{name}` had training = False, so the forward passes "
+              "they learned from ran in eval() mode. Affected layers: {layers}. No error is raised: the model "
+              "just trains differently.",
+        "zh": "在 {total} 次优化器 step 中，有 {in_eval} 次 `{name}` 的 training = False，所以它们所依据的前向"
+              "传播都在 eval() 模式下运行。受影响的层：{layers}。不会报错：只是模型的训练方式不对。",
+    },
+    "training.mode.why_train_once": {
+        "en": "`{call}` on line {lineno} runs once, before the loop: an evaluation inside the loop leaves "
+              "`{name}` in eval() mode for every pass after it.",
+        "zh": "第 {lineno} 行的 `{call}` 只在循环开始前执行一次：循环中的一次评估会让 `{name}` 在之后的每一轮都"
+              "停留在 eval() 模式。",
+    },
+    "training.mode.why_no_fix_steps": {
+        "en": "No automatic fix: the forward pass of the loop could not be found; call `{call}` before it.",
+        "zh": "没有自动修复：找不到循环中的前向传播；请在它之前调用 `{call}`。",
     },
     "training.mode.fix_train": {
         "en": "call `{call}` before line {lineno}",

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...cell import enclosing_statement, segment
 from ...record import StepEvent
 from ..context import RuleContext
-from ..kit import dotted, function_around, starts_line
+from ..kit import dotted, function_around, holder_name, starts_line
 from ..places import view_on
 
 BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -53,7 +53,7 @@ def stale_optimizers(ctx: RuleContext) -> List[StaleOptimizer]:
         key = id(opt) if opt is not None else (step.optimizer_class, step.lineno)
         by_id.setdefault(key, (opt, step.optimizer_class, []))[2].append(step)
     # NB: named only when stale: naming indexes the whole namespace
-    return [StaleOptimizer(ctx.names.name_for(opt) if opt is not None else None, cls, tuple(steps))
+    return [StaleOptimizer(holder_name(ctx, opt) if opt is not None else None, cls, tuple(steps))
             for opt, cls, steps in by_id.values() if any(s.stale_params > 0 for s in steps)]
 
 

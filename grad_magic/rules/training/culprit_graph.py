@@ -1,8 +1,10 @@
 """graph-kept-alive's culprit: what a loop accumulates (`total += loss`, `total = total + loss`,
-`losses.append(loss)`) and whether the accumulated tensors still hold a graph.
+`losses.append(loss)`) and whether the accumulated tensors still hold a graph: in the running cell, read from
+the accumulators' values after it; in a helper or a method of another cell, from what the step watch saw at
+each step (a local whose graph grew from one step to the next: stepwatch.GrowingLocal).
 
-May touch: the cell's ast, and the accumulators' live values through the NameIndex (grad_fn, numel: metadata
-only, never data).
+May touch: the cells' ast, the run record's steps, and the accumulators' live values through the NameIndex
+(grad_fn, numel: metadata only, never data).
 """
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
+from ...cell import cell_tree
 from ..context import RuleContext
-from ..kit import grad_fn_name
+from ..kit import dotted, function_around, grad_fn_name
+from ..places import view_on
 from .culprit import LOOPS, SCOPES, backward_receivers, is_name, names_in
 
 ALREADY_PLAIN = frozenset({"item", "detach", "tolist", "numpy", "cpu"})
@@ -133,9 +137,9 @@ def _accumulation(stmt: ast.stmt, loop: ast.stmt) -> Optional[Accumulation]:
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and \
-                isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords \
+                dotted(call.func.value) is not None and len(call.args) == 1 and not call.keywords \
                 and _operand_ok(call.args[0]):
-            return Accumulation(call.func.value.id, stmt, call.args[0], loop)
+            return Accumulation(dotted(call.func.value), stmt, call.args[0], loop)  # `losses`, `self.losses`
     return None
 
 
@@ -146,3 +150,53 @@ def _operand_ok(node: Optional[ast.expr]) -> bool:
 def _already_plain(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
         node.func.attr in ALREADY_PLAIN
+
+
+# -- what the steps saw: a helper's local that grew from step to step --
+
+@dataclass(frozen=True)
+class GrowingGraph:
+    """An accumulation in a helper or a method of another cell whose value grew a graph step after step."""
+
+    view: RuleContext  # the cell of the frame that held it
+    acc: Accumulation
+    grown: Any  # stepwatch.GrowingLocal: what the step watch saw (kind, size, newest item, grad_fn)
+    how: str  # ".item()", ".detach()", or "dict" (each value of a dict detached); "" when no certain edit
+
+
+def grown_by_steps(ctx: RuleContext) -> List[GrowingGraph]:
+    """The accumulations whose locals the step watch saw grow at each step, in the cell whose frame held them
+    (the innermost first): `e_train += loss` in `run_epoch`, `outputs.append(output)` in `train_epoch`."""
+    last: Dict[Tuple[str, str, str], Any] = {}
+    for step in ctx.record.steps:
+        for g in getattr(step, "growing", ()):  # NB: record.StepEvent gains `growing` (stepwatch.SeenStep)
+            last[(g.site[0], g.function, g.name)] = g
+    found = []
+    for g in last.values():
+        view = view_on(ctx, *g.site)
+        tree = cell_tree(view.record.source) if view is not None else None
+        function = function_around(tree, g.site[1]) if tree is not None else None
+        if function is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        accs = [a for a in accumulations(function) if a.name == g.name]
+        if len(accs) != 1 or g.name in backward_receivers(function):
+            continue
+        found.append(GrowingGraph(view, accs[0], g, _how_grown(function, accs[0], g)))
+    return found
+
+
+def _how_grown(function: ast.AST, acc: Accumulation, grown: Any) -> str:
+    """`.item()` for one number the function only keeps as a number; `.detach()` for a tensor it returns or
+    stores or uses as a tensor; "dict" for a dict of tensors (each value detached)."""
+    if grown.item == "dict":
+        display = isinstance(acc.operand, ast.Dict) and None not in acc.operand.keys  # NB: no `**d` in it
+        return "dict" if display or isinstance(acc.operand, (ast.Name, ast.Attribute, ast.Subscript)) else ""
+    if grown.item != "tensor":
+        return ""
+    kept = "." in acc.name or acc.name in _returned_names(function) or used_as_tensor(function, acc.name)
+    return ".item()" if grown.numel == 1 and not kept else ".detach()"
+
+
+def _returned_names(function: ast.AST) -> set:
+    return {n.id for r in ast.walk(function) if isinstance(r, ast.Return) and r.value is not None
+            for n in ast.walk(r.value) if isinstance(n, ast.Name)}

@@ -3,7 +3,8 @@
 - graph-kept-alive: `.item()` / `.detach()` after what is accumulated;
 - frozen-by-no-grad: the forward taken out of its grad-off block (and `loss.requires_grad = True` lines
   dropped: with the graph back, torch refuses them), or the missing `<loss>.backward()` before the step;
-- train-eval-mode: `<model>.train()` / `<model>.eval()` inserted before the training or the evaluation.
+- train-eval-mode: `<model>.train()` / `<model>.eval()` inserted before the training or the evaluation; before
+  the loop's forward pass in the cell of the frame that held the model, when the steps found it in eval() mode.
 May touch: the cell's text and ast only; a description comes from the catalog (ctx.say).
 """
 from __future__ import annotations
@@ -11,14 +12,19 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Sequence
 
+from ... import catalog
 from ...cell import indent_of, line_offsets, node_span, segment, split_lines
 from ...edits import insert_line_before, make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
-from ..kit import starts_line
+from ..kit import appended, callee_name, starts_line, text_of
 from .culprit_frozen import NothingTrained
-from .culprit_graph import KeptGraph
+from .culprit_frozen_steps import FrozenElsewhere
+from .culprit_graph import GrowingGraph, KeptGraph
 from .culprit_mode import ModeSlip
+from .culprit_mode_steps import EvalSteps, fix_spot_starts_line
+
+PLAIN_CALLS = frozenset({"item", "tolist", "float", "int"})  # a number, not a tensor of the graph
 
 
 # -- graph-kept-alive --
@@ -42,6 +48,30 @@ def operand_edit(src: str, operand: ast.expr, how: str) -> Optional[TextEdit]:
     return None
 
 
+def grown_fix(grown: Sequence[GrowingGraph]) -> Optional[Fix]:
+    """The same, in the cell of the helper whose locals grew a graph at each step; a dict of tensors kept
+    as `{k: v.detach() for k, v in d.items()}`. None unless each one can take it."""
+    view = grown[0].view
+    src = view.record.source
+    edits = []
+    for g in grown:
+        operand = g.acc.operand
+        start, end = node_span(src, operand)
+        if g.how == "dict" and isinstance(operand, ast.Dict):  # `{'loss': loss, ...}`: each value detached
+            edits += [e for v in operand.values for e in appended(src, v, ".detach()")]
+            continue
+        edit = TextEdit(start, end, f"{{k: v.detach() for k, v in {src[start:end]}.items()}}") if g.how == "dict" \
+            else operand_edit(src, operand, g.how) if g.how else None
+        if edit is None:
+            return None
+        edits.append(edit)
+    parts = [catalog.message("training.graph.fix_part_dict" if g.how == "dict" else "training.graph.fix_part",
+                             view.language, how=g.how, operand=text_of(src, g.acc.operand), lineno=g.acc.stmt.lineno)
+             for g in grown]
+    return make_fix(src, edits, view.say("training.graph.fix", parts=catalog.message(
+        "training.joiner", view.language).join(parts)))
+
+
 # -- frozen-by-no-grad --
 
 def frozen_fix(ctx: RuleContext, tree: ast.Module, cause: NothingTrained) -> Optional[Fix]:
@@ -56,6 +86,38 @@ def frozen_fix(ctx: RuleContext, tree: ast.Module, cause: NothingTrained) -> Opt
         return make_fix(src, [insert_line_before(src, lineno, f"{indent_of(line)}{call}")],
                         ctx.say("training.frozen.fix_backward", call=call, lineno=lineno))
     return None
+
+
+def decorator_fix(view: RuleContext, lost: FrozenElsewhere) -> Optional[Fix]:
+    """The grad-off decorator's line deleted (and `x.requires_grad = True` lines of the function, which torch
+    refuses once the graph is back)."""
+    src, decorator = view.record.source, lost.decorator
+    line = split_lines(src)[decorator.lineno - 1]
+    if line.strip() != "@" + (segment(src, decorator) or "\0") or decorator.end_lineno != decorator.lineno:
+        return None
+    offs = line_offsets(src)
+    edits = [TextEdit(offs[decorator.lineno - 1], offs[decorator.lineno], "")]
+    edits += requires_grad_hacks(src, lost.function)
+    return make_fix(src, edits, view.say("training.frozen.fix_decorator", decorator=line.strip(),
+                                          lineno=decorator.lineno))
+
+
+def stack_fix(view: RuleContext, lost: FrozenElsewhere) -> Optional[Fix]:
+    """`torch.tensor([...], requires_grad=True)` -> `torch.stack([...])`: the losses kept in the graph. Only for a
+    list of tensors (no `.item()`, no number) given alone, `requires_grad=True` its only keyword."""
+    src = view.record.source
+    edits = []
+    for call in lost.rebuilt:
+        items = call.args[0]
+        elts = [items.elt] if isinstance(items, ast.ListComp) else getattr(items, "elts", None)
+        if len(call.args) != 1 or len(call.keywords) != 1 or not elts or any(
+                isinstance(e, ast.Constant) or isinstance(e, ast.Call) and callee_name(e) in PLAIN_CALLS
+                for e in elts):
+            return None
+        start, end = node_span(src, call)
+        edits.append(TextEdit(start, end, f"{text_of(src, call.func.value)}.stack({text_of(src, items)})"))
+    lines = sorted({c.lineno for c in lost.rebuilt})
+    return make_fix(src, edits, view.say("training.frozen.fix_stack", lineno=lines[0]))
 
 
 def dedent_with(src: str, block: ast.stmt) -> List[TextEdit]:
@@ -110,3 +172,16 @@ def mode_fix(ctx: RuleContext, slip: ModeSlip) -> Optional[Fix]:
     line = split_lines(src)[slip.anchor - 1]
     return make_fix(src, [insert_line_before(src, slip.anchor, f"{indent_of(line)}{call}")],
                     ctx.say(f"training.mode.fix_{slip.which}", call=call, lineno=slip.anchor))
+
+
+def train_before_forward(steps: EvalSteps) -> Optional[Fix]:
+    """`<model>.train()` on its own line before the loop's forward pass, in the cell of the frame that held the
+    model at the steps: each pass trains in train() mode, whatever the pass before it called."""
+    if not fix_spot_starts_line(steps):
+        return None
+    view, anchor = steps.view, steps.anchor
+    src = view.record.source
+    call = f"{steps.path}.train()"
+    line = split_lines(src)[anchor.lineno - 1]
+    return make_fix(src, [insert_line_before(src, anchor.lineno, f"{indent_of(line)}{call}")],
+                    view.say("training.mode.fix_train", call=call, lineno=anchor.lineno))

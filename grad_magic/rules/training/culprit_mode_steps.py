@@ -1,0 +1,178 @@
+"""train-eval-mode from what the steps saw: the optimizer stepped a model whose Dropout/BatchNorm layers were
+in eval() mode at that very step (the step watch read their `training` flags: stepwatch.HeldModel) -- also
+when the training loop lives in a helper or a method of an earlier cell, and an evaluation helper it calls
+leaves the model in eval() mode.
+
+Where: the frame that held the model at the step (its cell, its name for the model: `self.model`, `model`);
+the fix puts `<model>.train()` before the loop's forward there, so that each pass trains in train() mode
+whatever ran before it. The card also names the `.eval()` calls of the functions that loop calls, and a
+`<model>.train()` that runs once before the loop.
+May touch: the run record's steps (their held models, weak references to the layers in eval() mode), the
+models' registries (names of their layers), the syntax of the cells the frames ran in.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+from ...cell import cell_tree, enclosing_statement
+from ..context import RuleContext
+from ..kit import dotted, function_around, spans, starts_line
+from ..places import function_place, module_path, spelled, view_on
+from .culprit import LOOPS, body_of
+
+SHOWN = 8  # layers named
+
+
+@dataclass(frozen=True)
+class EvalSteps:
+    """Steps that trained a model in eval() mode, and where `<path>.train()` makes them train in train() mode."""
+
+    view: RuleContext  # the cell of the frame that held the model at the step
+    name: str  # how the user holds the model: `model`
+    path: str  # how that frame names it: `self.model`, `model`
+    layers: Tuple[str, ...]  # "`model.features[5]` (Dropout2d)"
+    in_eval: int  # steps that found the model in eval() mode
+    total: int  # steps of the model
+    step_line: Optional[int]  # the frame's line at the step, in its cell
+    anchor: Optional[ast.stmt]  # the statement `<path>.train()` goes before (None: no certain place)
+    evals: Tuple[Tuple[RuleContext, int], ...]  # `.eval()` calls of the functions the loop calls
+    once: Tuple[int, ...]  # `<path>.train()` lines before the loop (in the view), run once
+
+
+def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
+    """The first model that some step found in eval() mode, with its layers then, and where to fix it."""
+    found = None
+    counts = {}
+    for step in ctx.record.steps:
+        for held in getattr(step, "models", ()):  # NB: record.StepEvent gains `models` (stepwatch.SeenStep)
+            model = held.model() if held.model is not None else None
+            if not held.stepped or model is None:
+                continue
+            live = [m for m in (r() for r in held.eval_layers) if m is not None]
+            total, in_eval = counts.get(id(model), (0, 0))
+            counts[id(model)] = (total + 1, in_eval + (1 if live else 0))
+            if live and found is None:
+                found = (held, model, live)
+    if found is None:
+        return None
+    held, model, live = found
+    view = view_on(ctx, *held.site)
+    tree = cell_tree(view.record.source) if view is not None else None
+    if view is None or tree is None:
+        return None
+    name = view.names.name_for(model) or held.path
+    layers = tuple(_layer(name, model, m) for m in live[:SHOWN])
+    line = held.site[1]
+    stmt = enclosing_statement(tree, line)
+    loops = _loops_around(tree, line)
+    anchor = _anchor(tree, stmt, held.path) if stmt is not None else None
+    total, in_eval = counts[id(model)]
+    return EvalSteps(view, name, held.path, layers, in_eval, total, line, anchor,
+                     tuple(_eval_calls(view, tree, loops[0], held.path)) if loops else (),
+                     tuple(_train_once(tree, loops[-1], held.path)) if loops else ())
+
+
+def _layer(name: str, model: torch.nn.Module, layer: Any) -> str:
+    path = module_path(model, layer)
+    return f"`{spelled(name, path or '')}` ({type(layer).__name__})"
+
+
+def _loops_around(tree: ast.Module, line: int) -> List[ast.stmt]:
+    """The loops of the line's function around the line, outermost first."""
+    function = function_around(tree, line)
+    return sorted((n for n in ast.walk(function) if isinstance(n, LOOPS) and spans(n, line) and n.lineno < line),
+                  key=lambda n: n.lineno)
+
+
+def _calls_model(node: ast.AST, path: str) -> bool:
+    """`path(...)` or `path.forward(...)`-like calls: the forward pass."""
+    return any(isinstance(c, ast.Call) and (dotted(c.func) == path or isinstance(c.func, ast.Attribute) and
+                                            dotted(c.func.value) == path and c.func.attr not in ("eval", "train"))
+               for c in ast.walk(node))
+
+
+def _uses_model(node: ast.AST, path: str) -> bool:
+    """A call that is handed the model (`loss = train_step(model, x)`): the forward may run inside it."""
+    return any(isinstance(c, ast.Call) and any(dotted(a) == path for a in [*c.args, *(k.value for k in c.keywords)])
+               for c in ast.walk(node))
+
+
+def _anchor(tree: ast.Module, stmt: ast.stmt, path: str) -> Optional[ast.stmt]:
+    """The first statement of the step's block, up to the step, that runs the forward pass of `path`."""
+    body = body_of(tree, stmt) or []
+    upto = body[:body.index(stmt) + 1] if stmt in body else []
+    for check in (_calls_model, _uses_model):
+        found = next((s for s in upto if check(s, path)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _train_once(tree: ast.Module, loop: ast.stmt, path: str) -> List[int]:
+    """`<path>.train()` calls in the loop's function before the loop: they run once, not before each pass."""
+    function = function_around(tree, loop.lineno)
+    return sorted({c.lineno for c in ast.walk(function) if _mode_call(c, "train") and dotted(c.func.value) == path
+                   and c.lineno < loop.lineno})
+
+
+def _mode_call(node: ast.AST, mode: str) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if mode == "eval":
+        return node.func.attr == "eval" or node.func.attr == "train" and bool(node.args) and \
+            isinstance(node.args[0], ast.Constant) and node.args[0].value is False
+    return node.func.attr == "train" and not node.args and not node.keywords
+
+
+def _eval_calls(view: RuleContext, tree: ast.Module, loop: ast.stmt, path: str) -> List[Tuple[RuleContext, int]]:
+    """`.eval()` calls of the model in the loop, and in the functions and methods the loop calls (one level)."""
+    last = path.rsplit(".", 1)[-1]
+    found = [(view, c.lineno) for c in ast.walk(loop) if _mode_call(c, "eval") and dotted(c.func.value) == path]
+    for call in (c for c in ast.walk(loop) if isinstance(c, ast.Call)):
+        place = _callee(view, tree, loop, call)
+        if place is None:
+            continue
+        callee_ctx, node = place
+        params = _model_parameters(node, call, path)
+        found += [(callee_ctx, c.lineno) for c in ast.walk(node) if _mode_call(c, "eval")
+                  and dotted(c.func.value) is not None and (dotted(c.func.value).rsplit(".", 1)[-1] == last
+                                                             or dotted(c.func.value) in params)]
+    return list(dict.fromkeys(found))
+
+
+def _callee(view: RuleContext, tree: ast.Module, loop: ast.stmt, call: ast.Call
+            ) -> Optional[Tuple[RuleContext, ast.AST]]:
+    """The def a call in the loop runs: `self.validate()` in the same class, `evaluate(...)` by its name."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and spans(c, loop.lineno)), None)
+        node = next((f for f in (cls.body if cls is not None else []) if isinstance(f, ast.FunctionDef)
+                     and f.name == func.attr), None)
+        return (view, node) if node is not None else None
+    if isinstance(func, ast.Name):
+        local = next((f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == func.id), None)
+        if local is not None:
+            return view, local
+        place = function_place(view, view.names.lookup(func.id))
+        return (place.ctx, place.node) if place is not None else None
+    return None
+
+
+def _model_parameters(node: ast.AST, call: ast.Call, path: str) -> List[str]:
+    """The callee's parameters the call hands the model to (`evaluate(model, ...)` -> its first one)."""
+    args = getattr(node, "args", None)
+    if args is None:
+        return []
+    names = [a.arg for a in args.args]
+    if names[:1] == ["self"] and isinstance(call.func, ast.Attribute):
+        names = names[1:]
+    found = [names[i] for i, a in enumerate(call.args) if i < len(names) and dotted(a) == path]
+    return found + [k.arg for k in call.keywords if k.arg and dotted(k.value) == path]
+
+
+def fix_spot_starts_line(steps: EvalSteps) -> bool:
+    return steps.anchor is not None and starts_line(steps.view.record.source, steps.anchor)

@@ -97,8 +97,9 @@ def backward_twice(ctx: RuleContext, err: GraphFreed) -> Optional[Diagnosis]:
     facts += [f for f in (named_fact(ctx, n) for n in (cause.names if cause else ()) if n not in names)
               if f is not None and f.kind != "module"]
     d = here.diagnosis(
-        "backward-twice", ERROR, title=title, summary=ctx.say("backward.twice.summary"),
-        what=_twice_what(ctx, found, label), why=catalog.sentences(why, ctx.language),
+        "backward-twice", ERROR, title=catalog.tidy(title, ctx.language), summary=ctx.say("backward.twice.summary"),
+        what=catalog.tidy(_twice_what(ctx, found, label), ctx.language),
+        why=catalog.tidy(catalog.sentences(why, ctx.language), ctx.language),
         where=here.where(lines[0] if here is not ctx else ctx.record.error_lineno), lines=lines,
         names=names + [n for n in (cause.names if cause else ()) if n not in names], tensors=facts, fix=fix)
     if backward is not None and bctx is not here:

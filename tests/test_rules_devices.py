@@ -436,3 +436,22 @@ def test_a_model_put_on_the_cpu_on_purpose_in_an_earlier_cell_gets_no_fix(shell)
              "%%gradcheck\nout = model(torch.randn(3, 4, device=device))\n"]
     d = _cells_card(shell, cells)
     assert d.fix is None
+
+
+def test_a_mask_handed_to_a_library_layer_is_made_on_the_inputs_device(shell):
+    cells = [SETUP,
+             "class Block(nn.Module):\n"
+             "    def __init__(self, dim):\n"
+             "        super().__init__()\n"
+             "        self.layer = nn.TransformerEncoderLayer(dim, 2, 16, batch_first=True)\n"
+             "\n"
+             "    def forward(self, x):\n"
+             "        n = x.size(1)\n"
+             "        mask = torch.triu(torch.ones(n, n), diagonal=1).bool()\n"
+             "        return self.layer(x, src_mask=mask)\n",
+             "block = Block(8).to(device)\n",
+             "%%gradcheck\ny = block(torch.randn(2, 5, 8, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 8) in lines_of(d) and (2, 9) in lines_of(d)
+    assert "mask = torch.triu(torch.ones(n, n, device=x.device), diagonal=1).bool()" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)

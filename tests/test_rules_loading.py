@@ -8,6 +8,7 @@ import torch
 import torch.serialization
 
 from cards import card, diagnosis
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from grad_magic.rules.loading import parse_load_error
 
 CPU_HINT = ("If you are running on a CPU-only machine, please use torch.load with "
@@ -159,3 +160,21 @@ def test_chinese_card(shell, monkeypatch, tmp_path):
     assert "没有 cuda 设备" in d.title and "第 3 行" in d.what
     assert "map_location=\"cpu\"" in d.fix.description and "第 3 行" in d.fix.description
 
+
+
+def test_a_load_in_a_helper_of_an_earlier_cell_gets_map_location_there(shell, tmp_path):
+    path = tmp_path / "model.pth"
+    tag = torch.serialization.location_tag
+    torch.serialization.location_tag = lambda storage: "cuda:0"
+    try:
+        torch.save(torch.nn.Linear(3, 2).state_dict(), path)
+    finally:
+        torch.serialization.location_tag = tag
+    cells = [f"import torch\nckpt_path = {str(path)!r}\n",
+             "def load_weights(model, path):\n    state = torch.load(path)\n    model.load_state_dict(state)\n",
+             "%%gradcheck\nmodel = torch.nn.Linear(3, 2)\nload_weights(model, ckpt_path)\n"]
+    with warnings.catch_warnings():
+        d = card_of(shell, cells, "load-needs-map-location", raises=RuntimeError)
+        assert (2, 2) in lines_of(d) and (3, 3) in lines_of(d) and "line 2 of In [2]" in d.fix.description
+        assert d.fix.elsewhere[0].source.splitlines()[1] == '    state = torch.load(path, map_location="cpu")'
+        fix_runs_clean(shell, cells, d)

@@ -99,8 +99,8 @@ def chained(ctx: RuleContext, err: DeviceError, op: Optional[str]) -> Any:
     lineno = inner.record.error_lineno
     what = [inner.say("devices.what", op=op_text, lineno=lineno or "?", listing=_listing(inner, parties, err)),
             inner.say("devices.what_arg", arg=err.arg, odd=err.odd) if err.arg and err.odd else ""]
-    why = [inner.say("devices.why.rule"), _why_target(inner, target, sides)] + \
-        [_words(chain.said_in(m.file), ORIGIN_KEYS[m.how], m, target) for m in moves if m.how in ORIGIN_KEYS]
+    why = [inner.say("devices.why.rule"), _why_target(inner, target, sides)] + list(dict.fromkeys(
+        _words(chain.said_in(m.file), ORIGIN_KEYS[m.how], m, target) for m in moves if m.how in ORIGIN_KEYS))
     marked = [(inner.record.filename, lineno)] + [(m.file, m.lineno) for m in steps]
     home = chain.said_in(primary)
     d = home.diagnosis(

@@ -48,11 +48,35 @@ def unnamed(m: Mover, odd: Sequence[Party], op: Optional[str]) -> bool:
         return all(m.move(Party(path, device, obj)) for path, obj in bases) and \
             all(made(m, c, device) for c in factories)
     operands = _operands(m, stmt, op)
-    if len(operands) != 1 or len(results) != 1:
-        return False
-    expr = m.device_expr(m.lineno)
-    return expr is not None and m.done(Move("operand", (), m.lineno, device, expr, (operands[0],),
-                                            one_line(m.src, operands[0])))
+    if len(operands) == 1 and len(results) == 1:
+        expr = m.device_expr(m.lineno)
+        return expr is not None and m.done(Move("operand", (), m.lineno, device, expr, (operands[0],),
+                                                one_line(m.src, operands[0])))
+    # NB: the op failed inside a library the line calls (`self.attn(q, k, v, attn_mask=mask)`,
+    # `model(**batch)`): the tensors the line hands it on the odd device are where the results came from
+    handed = _handed(m, stmt, device)
+    return bool(handed) and not operands and all(m.move(Party(path, device, obj)) for path, obj in handed)
+
+
+def _handed(m: Mover, stmt: ast.stmt, device: str) -> List[Any]:
+    """(path, tensor) of each tensor on `device` a call on the line is given: an argument, an item of a
+    tuple argument, a tensor value of a `**dict` (`batch["input_ids"]`)."""
+    found = {}
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        for arg in [*call.args, *(k.value for k in call.keywords if k.arg is not None)]:
+            for item in arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]:
+                path = dotted(item)
+                obj = resolve(m.ctx, path) if path else None
+                if isinstance(obj, torch.Tensor) and same_device(str(obj.device), device):
+                    found.setdefault(path, obj)
+        for spread in (k.value for k in call.keywords if k.arg is None):
+            path = dotted(spread)
+            items = resolve(m.ctx, path) if path else None
+            items = getattr(items, "__dict__", {}).get("data") if not isinstance(items, dict) else items
+            for key, obj in (items.items() if isinstance(items, dict) else ()):
+                if isinstance(key, str) and isinstance(obj, torch.Tensor) and same_device(str(obj.device), device):
+                    found.setdefault(f'{path}["{key}"]', obj)
+    return list(found.items())
 
 
 def made(m: Mover, call: ast.Call, device: str) -> bool:

@@ -219,3 +219,14 @@ def test_a_view_in_an_earlier_cells_forward_is_fixed_with_its_literal_linear(she
     assert (1, 15) in lines_of(d) and (1, 11) in lines_of(d)
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "out = out.view(out.size(0), -1)" in fixed_cells[0] and "nn.Linear(16, 10)" in fixed_cells[0]
+
+
+def test_a_classifier_of_an_earlier_cells_model_gets_the_labels_count_there(shell):
+    cells = ["import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Clf(nn.Module):\n"
+             "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n"
+             "    def forward(self, x):\n        return self.fc(x)\n",
+             "model = Clf()\n",
+             "%%gradcheck\ntorch.manual_seed(0)\nlabels = torch.randint(0, 5, (8,))\nloss = F.cross_entropy(model(torch.randn(8, 4)), labels)\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert (1, 9) in lines_of(d) and (3, 4) in lines_of(d)
+    assert "self.fc = nn.Linear(4, 5)" in fix_runs_clean(shell, cells, d)[0]

@@ -227,16 +227,22 @@ def _target_card(ctx: RuleContext, loss: LossArgs, classes: Classes, err: BadTar
         parts.append(ctx.say(reason, layer=layer, label=label, classes=count,
                              target=loss.target_name if loss.target_name.isidentifier() else "y"))
     ctor_line = classes.ctors[0].call.lineno if len(classes.ctors) == 1 else None
-    lines = sorted({n for n in (lineno, classes.labels.lineno if classes.labels else None, ctor_line) if n})
+    far = classes.ctor_at
+    lines = sorted({n for n in (lineno, classes.labels.lineno if classes.labels else None,
+                                ctor_line if far is None else None) if n})
     unsaid = "_device" if label is None else ""
-    return ctx.diagnosis(
+    at = far if far is not None and fix is not None else ctx  # NB: the card is where its fix is
+    d = at.diagnosis(
         TARGET, ERROR, title=ctx.say(f"shapes.target.title{unsaid}", label=label, classes=count, target=shown_target),
         summary=ctx.say("shapes.target.summary"),
         what=ctx.say(f"shapes.target.what{unsaid}", label=label, classes=count, target=shown_target,
                      input=named(ctx, loss.input_name, "shapes.the_input"), lineno=lineno or "?",
                      origin=ctx.say("shapes.target.from_layer", layer=layer) if classes.layer else ""),
-        why=why(ctx, parts), where=ctx.where(lineno), lines=lines,
+        why=why(ctx, parts), where=ctx.where(lineno), lines=lines if at is ctx else [ctor_line],
         names=[n for n in (loss.input_name, loss.target_name, classes.layer) if n], tensors=loss_facts(loss), fix=fix)
+    if far is None:
+        return d
+    return with_lines(d, far, [ctor_line]) if at is ctx else with_lines(d, ctx, lines)
 
 
 def _labels_said(ctx: RuleContext, classes: Classes, label: Optional[int], layer: str) -> str:

@@ -19,6 +19,7 @@ from ...model import TensorFact
 from ...record import TensorSnapshot
 from ..context import RuleContext
 from ..kit import LossCall, argument, calls_on_line, failed_op, function_around, lookup, loss_calls, one_line
+from ..places import made_at
 
 LOSSES = frozenset({"cross_entropy", "nll_loss", "nll_loss2d", "nll_loss_nd"})
 LOSS_MODULES = (torch.nn.CrossEntropyLoss, torch.nn.NLLLoss)
@@ -79,6 +80,21 @@ def linear_calls(ctx: RuleContext, tree: Optional[ast.Module]) -> List[LinearCal
         found.append(LinearCall(node, argument(node, 0, "in_features"), argument(node, 1, "out_features"),
                                 target, seq))
     return found
+
+
+def made_in_init(ctx: RuleContext, module: Any, name: str) -> Tuple[Optional[RuleContext], Tuple[LinearCall, ...]]:
+    """(view on its cell, the call) of the `nn.Linear(...)` in the user's `__init__` that made `module`, found by
+    its path in the model that holds it (`model.classifier.1` -> item 1 of `self.classifier = nn.Sequential(...)`),
+    an earlier cell's usually; (None, ()) when not found."""
+    for dotted_name in dict.fromkeys([name, *ctx.names.names_for(module)]):
+        head, _, path = dotted_name.partition(".")
+        model = ctx.names.lookup(head)
+        place = made_at(ctx, model, path) if path and isinstance(model, torch.nn.Module) else None
+        if place is None or lookup(place.ctx, place.node.func) is not torch.nn.Linear:
+            continue
+        calls = [c for c in linear_calls(place.ctx, place.tree) if c.call is place.node]
+        return (place.ctx, tuple(calls)) if calls else (None, ())
+    return None, ()
 
 
 def last_assignment(tree: ast.Module, name: str, before: int) -> Optional[ast.stmt]:

@@ -17,8 +17,7 @@ from ...model import TensorFact
 from ...record import OpEvent, TensorSnapshot
 from ..context import RuleContext
 from ..kit import argument, calls_on_line, lookup, one_line
-from ..places import made_at
-from .culprit import LinearCall, fact, last_assignment, linear_calls, module_name, snapshot_tensor
+from .culprit import LinearCall, fact, last_assignment, linear_calls, made_in_init, module_name, snapshot_tensor
 from .message import Product
 
 PRODUCTS = ("linear", "matmul", "mm", "addmm", "__matmul__", "__rmatmul__", "mv")  # the tracked ops that say so
@@ -118,23 +117,9 @@ def find_input(ctx: RuleContext, p: Product, op: Optional[OpEvent], layer: Layer
     ctors = _ctors(ctx, tree, layer)
     at = None
     if not ctors and layer.module is not None:
-        at, ctors = _made_in_init(ctx, layer)
+        at, ctors = made_in_init(ctx, layer.module, layer.name)
     return LinearInput(layer, p, call, arg, shot, name, found.lineno if found is not None else None, ctors,
                        _flatten_prefix(at or ctx, ctors), at)
-
-
-def _made_in_init(ctx: RuleContext, layer: Layer) -> Tuple[Optional[RuleContext], Tuple[LinearCall, ...]]:
-    """The `nn.Linear(...)` call of the user's `__init__` that made the layer, found by its path in the model
-    that holds it (`model.classifier.1` -> item 1 of `self.classifier = nn.Sequential(...)`)."""
-    for name in dict.fromkeys([layer.name, *ctx.names.names_for(layer.module)]):
-        head, _, path = name.partition(".")
-        model = ctx.names.lookup(head)
-        place = made_at(ctx, model, path) if path and isinstance(model, torch.nn.Module) else None
-        if place is None or lookup(place.ctx, place.node.func) is not torch.nn.Linear:
-            continue
-        calls = [c for c in linear_calls(place.ctx, place.tree) if c.call is place.node]
-        return (place.ctx, tuple(calls)) if calls else (None, ())
-    return None, ()
 
 
 def _call_on_line(ctx: RuleContext, tree: Optional[ast.Module], layer: Layer) -> Optional[ast.Call]:

@@ -15,7 +15,7 @@ import torch
 
 from ..context import RuleContext
 from ..kit import lookup, one_line
-from .culprit import LinearCall, LossArgs, fold, last_assignment, linear_calls, module_name
+from .culprit import LinearCall, LossArgs, fold, last_assignment, linear_calls, made_in_init, module_name
 
 CLASS_COUNT_NAMES = ("num_classes", "n_classes", "NUM_CLASSES", "N_CLASSES", "nclasses", "classes_count")
 
@@ -39,12 +39,17 @@ class Classes:
     layer: str  # the user's name for the namespace's one Linear with that many outputs, "" when not one
     ctors: Tuple[LinearCall, ...]  # the cell's `nn.Linear(...)` calls with that many outputs
     labels: Optional[Labels]
+    ctor_at: Optional[RuleContext] = None  # the view on the cell of `ctors` (an earlier cell's __init__), if not this
 
 
 def find_classes(ctx: RuleContext, tree: Optional[ast.Module], loss: LossArgs) -> Classes:
     count = _class_count(ctx, loss)
     ctors = tuple(c for c in linear_calls(ctx, tree) if count and c.out_features == count)
-    return Classes(count, _classifier(ctx, count), ctors, _labels(ctx, tree, loss))
+    layer, at = _classifier(ctx, count), None
+    if not ctors and layer:  # NB: the classifier of a model made in an earlier cell: its __init__'s call
+        at, ctors = made_in_init(ctx, ctx.names.lookup(layer), layer)
+        ctors = tuple(c for c in ctors if c.out_features == count)
+    return Classes(count, layer, ctors, _labels(ctx, tree, loss), at if ctors else None)
 
 
 def _class_count(ctx: RuleContext, loss: LossArgs) -> Optional[int]:

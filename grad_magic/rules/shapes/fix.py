@@ -129,9 +129,10 @@ def target_fix(ctx: RuleContext, loss: LossArgs, classes: Classes, label: Option
         return None, "shapes.target.no_fix_range"
     if len(classes.ctors) != 1 or classes.ctors[0].out_node is None:
         return None, "shapes.target.no_fix_ctor"
-    src, node = ctx.record.source, classes.ctors[0].out_node
+    at = classes.ctor_at or ctx
+    src, node = at.record.source, classes.ctors[0].out_node
     start, end = node_span(src, node)
-    description = ctx.say("shapes.target.fix_out_features",
+    description = at.say("shapes.target.fix_out_features",
                           layer=quote(classes.layer) or "nn.Linear",
                           count=labels.count, old=src[start:end], lineno=node.lineno)
     return make_fix(src, [TextEdit(start, end, str(labels.count))], description), "shapes.target.no_fix_parse"

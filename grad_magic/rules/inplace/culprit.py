@@ -205,7 +205,7 @@ def _spoiled(roots: List[torch.Tensor]) -> List[SavedTensorError]:
             continue
         seen.add(node)
         for attr in dir(node):
-            if attr.startswith("_saved_"):
+            if attr.startswith("_saved_") or attr == "saved_tensors":  # NB: a custom autograd.Function's node
                 try:
                     getattr(node, attr)
                 except RuntimeError as e:  # NB: "modified by an inplace operation", or freed by the backward

@@ -292,3 +292,15 @@ def test_a_label_filled_with_an_int_of_an_earlier_cell_names_it(shell):
     d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
     assert (1, 2) in lines_of(d) and (2, 3) in lines_of(d) and "`real_label` is the int 1 (line 2 of In [1])" in d.why
     fix_runs_clean(shell, cells, d)
+
+
+def test_integer_labels_a_dataset_returns_get_a_float_dtype_where_it_makes_them(shell):
+    cells = ["import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Pairs(Dataset):\n"
+             "    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n"
+             "        return torch.randn(3), torch.tensor(i % 2)\n",
+             "loader = DataLoader(Pairs(), batch_size=4)\nhead = torch.nn.Linear(3, 1)\n",
+             "%%gradcheck\nfor x, y in loader:\n"
+             "    loss = torch.nn.functional.binary_cross_entropy_with_logits(head(x).squeeze(1), y)\n"]
+    d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
+    assert (1, 10) in lines_of(d)
+    assert "torch.tensor(i % 2, dtype=torch.float32)" in fix_runs_clean(shell, cells, d)[0]

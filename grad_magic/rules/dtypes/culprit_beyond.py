@@ -59,6 +59,11 @@ def _made(ctx: RuleContext, getitem: Place, value: ast.expr, dataset: Any, want:
     return; `self.labels[i]` -> `self.labels = ...` in `__init__`."""
     base = _base(value)
     name = dotted(base) if base is not None else None
+    if name is None and isinstance(value, ast.Call):  # `return x, torch.tensor(label)`: made in the return
+        ret = next((r for r in ast.walk(getitem.node) if isinstance(r, ast.Return) and r.value is not None
+                    and any(n is value for n in ast.walk(r.value))), None)
+        origin = made_by(getitem.ctx, one_line(getitem.ctx.record.source, value), ret, want, value) if ret else None
+        return (origin, getitem.ctx) if origin is not None and origin.spot is not None else None
     if name is None:
         return None
     if "." not in name:

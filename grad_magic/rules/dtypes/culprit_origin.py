@@ -75,9 +75,10 @@ def _last_made(ctx: RuleContext, name: str, made: List[ast.stmt], want: str) -> 
     return None
 
 
-def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str) -> Origin:
-    """How `stmt.value` makes the tensor, and the spot that would give it dtype `want` there."""
-    value = stmt.value
+def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str, value: Optional[ast.AST] = None) -> Origin:
+    """How `stmt.value` (or `value`, a part of the statement) makes the tensor, and the spot that would give it
+    dtype `want` there."""
+    value = stmt.value if value is None else value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in CASTS \
             and not value.args and CASTS[value.func.attr] != want:  # `.double()`: say the wanted type instead
         return Origin(name, stmt, "cast", value, "cast_method")

@@ -298,3 +298,10 @@ def test_a_forward_helper_under_inference_mode_in_an_earlier_cell_is_named(shell
     assert (2, 2) in lines_of(d) and (2, 3) in lines_of(d)
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "    out = model(x)\n" in fixed_cells[1] and "inference_mode" not in fixed_cells[1]
+
+
+def test_a_model_frozen_by_a_loop_of_an_earlier_cell_names_the_loop(shell):
+    cells = [NET, "model = Net()\nfor p in model.parameters():\n    p.requires_grad = False\n",
+             "%%gradcheck\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 2) in lines_of(d) and (3, 3) in lines_of(d) and d.fix is None

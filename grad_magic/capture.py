@@ -12,7 +12,6 @@ put on.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import platform
 import sys
@@ -33,7 +32,7 @@ from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
 from .sources import Sources, plain_sources
-from .stepwatch import Clearings, SeenStep, StepLook
+from .stepwatch import Clearings, SeenStep, StepLook, counted_after, stale_grads, users_closure
 from .stacks import TraceFilter
 from .tracker import OpLog, OpTracker
 
@@ -57,7 +56,8 @@ class _StepWatch:
     the optimizer's own updates are not the user's, and each torch call it makes would otherwise
     pass through the tracker (an Adam step on a small model makes ~200). It goes back on when the
     step ends, in the same thread only (the stack is per thread); a step that raises leaves it off
-    for the rest of the run, and the capture's undo finds nothing to remove.
+    for the rest of the run, and the capture's undo finds nothing to remove. The closure of a
+    `step(closure)` (Lightning's forward and backward) is the user's code: tracked while it runs.
     """
 
     def __init__(self, log: OpLog, tracker: Optional[TorchFunctionMode] = None) -> None:
@@ -72,40 +72,41 @@ class _StepWatch:
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
 
-    def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         self._log.paused += 1
         popped = self._tracker is not None and _pop_function_mode(self._tracker)
         if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
             self._running.append((threading.get_ident(), id(optimizer), popped))
-        with_grad = stale = 0
-        cleared = self.clearings.since_last_step(self._log)
-        for p in _params(optimizer):
-            g = p.grad
-            if g is None:
-                continue
-            with_grad += 1
-            seen = self._after.get(id(p))
-            # NB: same grad object, changed since the last step, and nothing of the user's cleared it
-            # in place (zero_grad(set_to_none=False) does) -> backward accumulated onto old gradients.
-            if seen is not None and seen[0]() is g and g._version != seen[1] and not cleared(g):
-                stale += 1
+        with_grad, stale = stale_grads(_params(optimizer), self._after, self.clearings.since_last_step(self._log))
         self._log.touched.clear()
+        closure = args[0] if args and callable(args[0]) else kwargs.get("closure")
         if len(self.steps) < 10_000:
             lineno, frames = self._log.user_site()
-            closure = bool(args) and callable(args[0]) or callable(kwargs.get("closure"))
             self.steps.append(SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
-                                       frames, *self._look.look(optimizer, sys._getframe(1)), closure))
+                                       frames, *self._look.look(optimizer, sys._getframe(1)), callable(closure)))
+        if not callable(closure):
+            return None
+        # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
+        run = users_closure(closure, functools.partial(self._resume, popped), functools.partial(self._suspend, popped))
+        return ((run, *args[1:]), kwargs) if args and args[0] is closure else (args, {**kwargs, "closure": run})
+
+    def _resume(self, popped: bool) -> None:
+        self._log.paused = max(0, self._log.paused - 1)
+        if popped and not self.closed:
+            _push_function_mode(self._tracker)
+
+    def _suspend(self, popped: bool) -> None:
+        self._log.paused += 1
+        if popped:
+            _pop_function_mode(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:
             for p in _params(optimizer):
                 if p.grad is not None:
                     self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
-            last = self.steps[-1] if self.steps else None
-            if isinstance(last, SeenStep) and last.closure and last.optimizer() is optimizer:
-                # NB: step(closure) makes the gradients inside the step (Lightning): count them after it
-                with_grad = sum(1 for p in _params(optimizer) if p.grad is not None)
-                self.steps[-1] = dataclasses.replace(last, params_with_grad=with_grad)
+            if self.steps and self.steps[-1].optimizer() is optimizer:
+                self.steps[-1] = counted_after(self.steps[-1], _params(optimizer))  # NB: a closure's gradients
         finally:
             self._log.paused = max(0, self._log.paused - 1)
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):

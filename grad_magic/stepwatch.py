@@ -14,10 +14,12 @@ Keeps weak references and ids only, so no graph and no model is kept alive by wa
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import torch
 from torch.nn.modules.batchnorm import _BatchNorm
@@ -108,6 +110,46 @@ class Clearings:
                 return new, log.dropped == self._dropped
             new.append(event)
         return new, self._mark is None and log.dropped == self._dropped
+
+
+def stale_grads(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.ref, int]],
+                cleared: Callable[[torch.Tensor], bool]) -> Tuple[int, int]:
+    """(parameters with a .grad, those whose .grad backward added onto since the previous step, never cleared).
+    `after`: id(param) -> (weak reference to the .grad it stepped on, that .grad's version after the step)."""
+    with_grad = stale = 0
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        with_grad += 1
+        seen = after.get(id(p))
+        # NB: same grad object, changed since the last step, and nothing of the user's cleared it in place
+        # (zero_grad(set_to_none=False) does) -> backward accumulated onto old gradients.
+        if seen is not None and seen[0]() is g and g._version != seen[1] and not cleared(g):
+            stale += 1
+    return with_grad, stale
+
+
+def counted_after(step: StepEvent, params: Iterable[torch.Tensor]) -> StepEvent:
+    """A `step(closure)` with its gradients counted after it: the closure makes them inside the step."""
+    if not getattr(step, "closure", False):
+        return step
+    return dataclasses.replace(step, params_with_grad=sum(1 for p in params if p.grad is not None))
+
+
+def users_closure(closure: Callable[..., Any], resume: Callable[[], None], suspend: Callable[[], None]
+                  ) -> Callable[..., Any]:
+    """The closure of `step(closure)`, run as the user's own code: the step watch's pause is lifted (the op
+    tracker back on) while it runs, and put back after it, also when it raises."""
+    @functools.wraps(closure)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        resume()
+        try:
+            return closure(*args, **kwargs)
+        finally:
+            suspend()
+
+    return run
 
 
 class StepLook:

@@ -455,3 +455,43 @@ def test_a_mask_handed_to_a_library_layer_is_made_on_the_inputs_device(shell):
     assert (2, 8) in lines_of(d) and (2, 9) in lines_of(d)
     assert "mask = torch.triu(torch.ones(n, n, device=x.device), diagonal=1).bool()" in d.fix.elsewhere[0].source
     fix_runs_clean(shell, cells, d)
+
+
+LOADER = ("model = nn.Linear(4, 2).to(device)\nloader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset("
+          "torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)\n")
+
+
+def test_a_to_whose_copy_is_thrown_away_keeps_it_every_one(shell):
+    cells = [SETUP, LOADER,
+             "def train(model, loader):\n    for x, y in loader:\n        x.to(device)\n        y.to(device)\n"
+             "        loss = F.cross_entropy(model(x), y)\n",
+             "%%gradcheck\ntrain(model, loader)\n"]
+    d = _cells_card(shell, cells)
+    assert (3, 3) in lines_of(d) and (3, 4) in lines_of(d) and "throws it away" in d.why
+    assert "        x = x.to(device)\n        y = y.to(device)\n" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_batch_of_a_helpers_loop_moves_at_the_top_of_that_loop(shell):
+    cells = [SETUP, LOADER,
+             "def evaluate(model, loader):\n    hits = 0\n    with torch.no_grad():\n        for x, y in loader:\n"
+             "            hits += (model(x).argmax(1) == y).sum()\n    return hits\n",
+             "%%gradcheck\nhits = evaluate(model, loader)\n"]
+    d = _cells_card(shell, cells)
+    assert (3, 4) in lines_of(d) and (3, 5) in lines_of(d)
+    assert "            x, y = x.to(device), y.to(device)\n" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_hidden_state_made_by_an_earlier_cell_is_made_on_the_device_in_init_hidden(shell):
+    cells = [SETUP,
+             "class RNN(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.gru = nn.GRU(3, 5, batch_first=True)\n\n    def init_hidden(self, n):\n"
+             "        h = torch.zeros(1, n, 5)\n        return h\n\n    def forward(self, x, h):\n"
+             "        return self.gru(x, h)\n",
+             "rnn = RNN().to(device)\nhidden = rnn.init_hidden(2)\n",
+             "%%gradcheck\nfor step in range(2):\n    out, hidden = rnn(torch.randn(2, 4, 3, device=device), hidden)\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 7) in lines_of(d) and "`hidden` is what `rnn.init_hidden(2)` returns, on line 2 of In [3]" in d.why
+    assert "        h = torch.zeros(1, n, 5, device=self.gru.weight_ih_l0.device)\n" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)

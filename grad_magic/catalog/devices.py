@@ -136,6 +136,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "{name} is made on line {lineno} by `{code}`, on {odd_device}.",
         "zh": "{name} 是在第 {lineno} 行由 `{code}` 创建的，位于 {odd_device} 上。",
     },
+    "devices.why.kept": {
+        "en": "`{code}` on line {lineno} makes a moved copy and throws it away: a tensor's `.to()` leaves {name} "
+              "where it is, on {odd_device}.",
+        "zh": "第 {lineno} 行的 `{code}` 生成了一个移动后的副本却把它丢掉了：张量的 `.to()` 不会移动 {name} 本身，"
+              "它仍在 {odd_device} 上。",
+    },
     "devices.why.explicit": {
         "en": "{name} is put on {odd_device} explicitly on line {lineno}, so which device is meant is not "
               "clear: move one side with `.to(...)`.",
@@ -195,6 +201,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "devices.fix.made": {
         "en": "make `{code}` on {device}: add `device={expr}` on line {lineno}",
         "zh": "把 `{code}` 直接创建在 {device} 上：在第 {lineno} 行加上 `device={expr}`",
+    },
+    "devices.fix.kept": {
+        "en": "keep the moved copy on line {lineno}: assign it back to {name}",
+        "zh": "在第 {lineno} 行保留移动后的副本：把它赋回给 {name}",
     },
     "devices.fix.module": {
         "en": "move {name} to {device} where it is created on line {lineno}: `.to({expr})`",

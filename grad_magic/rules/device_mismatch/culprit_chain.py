@@ -111,10 +111,14 @@ class Chain:
             return self.module(m, p, scope)
         if path != root and head != root:
             return None
+        if path == root and self.discarded(m, scope, p):
+            return True
         loop = m.cell.loop_binding(scope, root, m.lineno)
         if loop is not None and key is not None:
             return self.dict_loop(m, p, root, loop)
         binding = m.cell.last_binding(scope, root, m.lineno)
+        if binding is None and not m.cell.bound_before(root, m.lineno):
+            return self.global_call(m, p, root, key)
         if binding is None or placed(binding.value):
             return None
         if isinstance(binding.value, ast.DictComp) and key is not None:
@@ -126,6 +130,30 @@ class Chain:
             found = self.into(m, p, key, binding)
             return found if found is not None or key is None else self.batch(m, p, root, binding)
         return None
+
+    def discarded(self, m: Mover, scope: ast.AST, p: Party) -> bool:
+        """`x.to(device)` as a statement of its own: a tensor's `.to()` returns a moved copy, and the line throws
+        it away. Every such statement before the op, on a tensor still on the odd device, keeps its copy."""
+        found = [s for s in m.cell.nodes(scope) if isinstance(s, ast.Expr) and s.lineno < m.lineno
+                 and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                 and s.value.func.attr in ("to", "cuda") and isinstance(s.value.func.value, ast.Name)]
+        mine = [s for s in found if s.value.func.value.id == p.name]
+        if not mine or not isinstance(p.obj, torch.Tensor):
+            return False
+        for stmt in sorted(found, key=lambda s: s.lineno):
+            name = stmt.value.func.value.id
+            obj = resolve(m.ctx, name)
+            if name not in m.moved and isinstance(obj, torch.Tensor) and same_device(str(obj.device), p.device):
+                m.done(Move("kept", (name,), stmt.lineno, p.device, "", (stmt,), one_line(m.src, stmt)))
+        return True
+
+    def global_call(self, m: Mover, p: Party, root: str, key: Any) -> Optional[bool]:
+        """A global made in an earlier cell by the user's function (`hidden = model.init_hidden(8)`): into it."""
+        found = global_assignment(self.base, root)
+        if found is None or not isinstance(found.node, ast.Assign) or not isinstance(found.node.value, ast.Call):
+            return None
+        where = self.place(found.ctx.record.filename, found.node.lineno, "<module>", None)
+        return self.into(where, p, key, found.node)
 
     def module(self, m: Mover, p: Party, scope: ast.AST) -> Optional[bool]:
         """A parameter of a model made in an earlier cell and never moved: `.to(device)` where it is made

@@ -34,6 +34,9 @@ def move_edits(source: str, move: Move) -> List[TextEdit]:
         indent = indent_of(split_lines(source)[first.lineno - 1])
         line = f"{indent}{name} = {{k: v.to({move.expr}) for k, v in {name}.items()}}"
         return [insert_line_before(source, first.lineno, line)]
+    if move.how == "kept":
+        start, _ = node_span(source, move.nodes[0])
+        return [TextEdit(start, start, f"{move.names[0]} = ")]
     if move.how == "buffer":
         return [e for stmt in move.nodes for e in buffer_edits(source, stmt, move.code)]
     return []

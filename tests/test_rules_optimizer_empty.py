@@ -140,3 +140,25 @@ def test_an_optimizer_of_another_kind_of_model_is_not_matched(shell):
     cell = TRAIN.format(first="model = torch.nn.Linear(3, 2, bias=False)\n")
     assert run(shell, cell).success
     assert "optimizer-not-on-model" not in _kinds(shell)
+
+
+# -- the class in an earlier cell; the optimizer built in a method of it --
+
+TOWER = ("import torch\nimport torch.nn as nn\n\nclass Tower(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.blocks = {'a': nn.Linear(2, 2), 'b': nn.Linear(2, 2)}\n\n"
+         "    def configure_optimizers(self):\n        return torch.optim.Adam(self.parameters(), lr=1e-3)\n")
+
+
+@pytest.mark.parametrize("cell", ["model = Tower()\nopt = model.configure_optimizers()\n",
+                                  "model = Tower()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"])
+def test_a_plain_dict_in_an_earlier_cell_is_wrapped_there(shell, cell):
+    assert run(shell, TOWER).success
+    result = run(shell, "%%gradcheck\n" + cell)
+    assert isinstance(result.error_in_exec, ValueError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == KIND and (1, 7, "Tower.__init__") in [(sl.cell, sl.lineno, sl.function) for sl in d.lines]
+    (fixed,) = d.fix.elsewhere
+    assert fixed.cell == 1 and "        self.blocks = nn.ModuleDict({'a': nn.Linear(2, 2), 'b': nn.Linear(2, 2)})" \
+        in fixed.source.splitlines()
+    assert run(shell, fixed.source).success and run(shell, "%%gradcheck\n" + cell).success
+    assert KIND not in _kinds(shell)

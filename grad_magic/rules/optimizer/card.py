@@ -109,11 +109,15 @@ def empty_parameter_list(ctx: RuleContext, err: EmptyParameterList) -> Diagnosis
     call = one_line(ctx.record.source, arg)
     what = ctx.say("optimizer.empty.what", arg=call, lineno=lineno) if call else \
         ctx.say("optimizer.empty.what_unknown", lineno=lineno or "?")
-    return ctx.diagnosis(
+    home = cause.view if cause is not None and cause.view is not None else ctx  # NB: where the fix goes
+    d = home.diagnosis(
         EMPTY_KIND, ERROR, title=ctx.say("optimizer.empty.title"), summary=ctx.say("optimizer.empty.summary"),
-        what=what, why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
-        lines=sorted({n for n in (lineno, cause.lineno if cause else None) if n}), names=names,
-        tensors=[f for f in (fact_for(n, ctx.names.lookup(n)) for n in names[:1]) if f is not None], fix=fix)
+        what=what, why=catalog.sentences(why, ctx.language), where=home.where(cause.lineno if home is not ctx
+                                                                                else lineno),
+        lines=sorted({n for n in (lineno if home is ctx else None, cause.lineno if cause else None) if n}),
+        names=names, tensors=[f for f in (fact_for(n, ctx.names.lookup(n)) for n in names[:1]) if f is not None],
+        fix=fix)
+    return d if home is ctx else with_lines(d, ctx, [lineno])
 
 
 @rule(STRAY_KIND, severity=WARNING, matches=(

@@ -17,6 +17,7 @@ import torch
 from ...cell import assignments_to, enclosing_statement, segment
 from ..context import RuleContext
 from ..kit import argument
+from ..places import method_place, self_assignments
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class EmptyCause:
     lineno: Optional[int] = None  # where the cause is written in the cell
     target: Optional[ast.expr] = field(default=None, compare=False)  # the display or call the fix wraps
     wrapper: str = ""  # what the fix wraps it in: `nn.ModuleList`, `torch.nn.ModuleDict`, `list`
+    view: Optional[RuleContext] = field(default=None, compare=False)  # the cell `target` is in (None: this one)
 
 
 def params_argument(ctx: RuleContext, tree: ast.Module, lineno: int) -> Optional[ast.expr]:
@@ -69,10 +71,22 @@ def _module_without_parameters(ctx: RuleContext, tree: ast.Module, owner: str,
     attr, value = hidden[0]
     wrapper = "ModuleDict" if isinstance(value, dict) else "ModuleList"
     params = {"model": owner, "cls": cls, "attr": attr, "container": type(value).__name__, "wrapper": wrapper}
-    where = _self_assignment(tree, cls, attr)
+    where, view = _self_assignment(tree, cls, attr), None
+    if where is None:  # NB: the class is written in another cell (or file): its __init__ there
+        where, view = _assignment_in_init(ctx, module, attr)
     nn = "nn" if ctx.names.lookup("nn") is torch.nn else "torch.nn"
     return EmptyCause("plain_list", params, (owner, f"{owner}.{attr}"), where.lineno if where is not None else None,
-                      where, f"{nn}.{wrapper}")
+                      where, f"{nn}.{wrapper}", view)
+
+
+def _assignment_in_init(ctx: RuleContext, module: torch.nn.Module, attr: str
+                        ) -> Tuple[Optional[ast.expr], Optional[RuleContext]]:
+    """The list or dict display in `self.<attr> = [...]` of the module class's own `__init__`, in its cell."""
+    init = method_place(ctx, type(module), "__init__")
+    found = [s.value for s in self_assignments(init, attr) if isinstance(s, ast.Assign)] if init is not None else []
+    if len(found) != 1 or not isinstance(found[0], (ast.List, ast.ListComp, ast.Dict, ast.DictComp)):
+        return None, None
+    return found[0], init.ctx
 
 
 def _holds_modules(value: Any) -> bool:

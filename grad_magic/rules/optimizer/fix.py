@@ -101,6 +101,7 @@ def empty_fix(ctx: RuleContext, cause: EmptyCause) -> Optional[Fix]:
     """The plain list (or dict) wrapped in `cause.wrapper`, or the generator's call in `list(...)`."""
     if cause.target is None:
         return None
+    ctx = cause.view or ctx  # NB: the cell the display is written in
     src = ctx.record.source
     start, end = node_span(src, cause.target)
     text = segment(src, cause.target) or ""

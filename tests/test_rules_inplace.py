@@ -7,11 +7,11 @@ import weakref
 import pytest
 import torch
 
-import grad_magic
 from grad_magic.record import CapturedWarning, OpEvent, TensorSnapshot
 from grad_magic.render import Card
 from grad_magic.rules.inplace.message import parse_saved_tensor_error
 from cards import card, diagnosis
+from earlier_cells import card_of, fix_runs_clean, lines_of
 
 HEAD = ("one of the variables needed for gradient computation has been modified by an inplace "
         "operation: ")
@@ -226,42 +226,6 @@ KIND = "saved-tensor-modified-in-place"
 IMPORTS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
-def _notebook(shell, cells):
-    shell.reset(new_session=True)
-    result = None
-    for cell in cells:
-        result = shell.run_cell(cell, store_history=True)
-    return result
-
-
-def _card_of(shell, cells):
-    result = _notebook(shell, cells)
-    assert isinstance(result.error_in_exec, RuntimeError), repr(result.error_in_exec)
-    found = [d for d in grad_magic.last_diagnoses() if d.kind == KIND]
-    assert found and not found[0].notes, [(d.kind, d.notes) for d in grad_magic.last_diagnoses()]
-    return found[0]
-
-
-def _fix_runs_clean(shell, cells, d):
-    """The cells with the card's fix applied (each fixed copy where its In [k] ran), run again in a fresh
-    session: no error, no card of this kind. Returns the fixed cells."""
-    assert d.fix is not None, "no fix proposed"
-    fixed = list(cells)
-    for cf in d.fix.elsewhere:
-        assert fixed[cf.cell - 1].rstrip("\n") == cf.original.rstrip("\n")  # NB: IPython keeps no final newline
-        fixed[cf.cell - 1] = cf.source
-    if d.fix.source:
-        fixed[-1] = d.fix.source
-    result = _notebook(shell, fixed)
-    assert result.error_in_exec is None, repr(result.error_in_exec)
-    assert all(x.kind != KIND for x in grad_magic.last_diagnoses())
-    return fixed
-
-
-def _lines(d):
-    return [(sl.cell, sl.lineno) for sl in d.lines]
-
-
 BLOCK = IMPORTS + """
 
 class Block(nn.Module):
@@ -287,19 +251,19 @@ RUN_BLOCK = ("%%gradcheck\ntorch.manual_seed(0)\nblock = Block()\nloss = block(t
 ])
 def test_a_write_in_a_block_forward_of_an_earlier_cell_is_fixed_there(shell, write, fixed):
     cells = [BLOCK.format(write=write), RUN_BLOCK]
-    d = _card_of(shell, cells)
-    assert (1, 13) in _lines(d) and d.lines[-1].cell == 2  # the write, then the calling line of this cell
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, 13) in lines_of(d) and d.lines[-1].cell == 2  # the write, then the calling line of this cell
     assert "In [1], line 13, in Block.forward" in d.where
     assert d.fix.source == "" and [cf.cell for cf in d.fix.elsewhere] == [1]
-    assert _fix_runs_clean(shell, cells, d)[0] == BLOCK.format(write=fixed).rstrip("\n")
+    assert fix_runs_clean(shell, cells, d)[0] == BLOCK.format(write=fixed).rstrip("\n")
 
 
 def test_a_helper_that_writes_into_its_argument_is_named_without_a_fix(shell):
     # NB: `scale_` is meant to change the caller's tensor: a copy or a rebind inside it would change nothing
     cells = [IMPORTS + "\n\ndef scale_(t):\n    t *= 2\n    return t\n",
              "%%gradcheck\na = torch.ones(3, requires_grad=True)\ne = a.exp()\nscale_(e)\ne.sum().backward()\n"]
-    d = _card_of(shell, cells)
-    assert (1, 7) in _lines(d) and "in scale_" in d.where
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, 7) in lines_of(d) and "in scale_" in d.where
     assert d.fix is None and "No automatic fix" in d.why
 
 
@@ -328,19 +292,19 @@ class Net(nn.Module):
 def test_a_module_built_in_place_in_an_earlier_cell_is_named_and_fixed_where_it_is_built(shell, module, fixed):
     cells = [NET.format(module=module), "torch.manual_seed(0)\nnet = Net()\nx = torch.randn(5, 4)\n",
              "%%gradcheck\nloss = net(x).pow(2).mean()\nloss.backward()\n"]
-    d = _card_of(shell, cells)
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.title.startswith("`net.main[2]`") and d.names == ("net.main[2]",)
-    assert (1, 12) in _lines(d) and "In [1], line 12, in Net.__init__" in d.where
-    assert _fix_runs_clean(shell, cells, d)[0] == NET.format(module=fixed).rstrip("\n")
+    assert (1, 12) in lines_of(d) and "In [1], line 12, in Net.__init__" in d.where
+    assert fix_runs_clean(shell, cells, d)[0] == NET.format(module=fixed).rstrip("\n")
 
 
 def test_a_top_level_sequential_of_an_earlier_cell_is_fixed_in_that_cell(shell):
     cells = [IMPORTS, "torch.manual_seed(0)\nD = nn.Sequential(\n    nn.Linear(4, 8),\n    nn.Tanh(),\n"
                       "    nn.LeakyReLU(0.2, inplace=True),\n    nn.Linear(8, 1),\n)\n",
              "%%gradcheck\nscore = D(torch.randn(5, 4)).mean()\nscore.backward()\n"]
-    d = _card_of(shell, cells)
-    assert d.names == ("D[2]",) and (2, 5) in _lines(d)
-    fixed = _fix_runs_clean(shell, cells, d)
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert d.names == ("D[2]",) and (2, 5) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
     assert fixed[1].splitlines()[4] == "    nn.LeakyReLU(0.2, inplace=False),"
 
 
@@ -380,10 +344,10 @@ GAN_MODELS = ("torch.manual_seed(0)\nnet_G, net_D = nn.Linear(2, 2), nn.Linear(2
 def test_a_step_before_the_second_backward_in_a_helper_recomputes_the_loss_after_it(shell):
     cells = [GAN, GAN_MODELS,
              "%%gradcheck\nfor i in range(3):\n    train_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
-    d = _card_of(shell, cells)
-    assert (1, 13) in _lines(d) and (1, 15) in _lines(d) and "In [1], line 13, in train_step" in d.where
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, 13) in lines_of(d) and (1, 15) in lines_of(d) and "In [1], line 13, in train_step" in d.where
     assert "g_loss" in d.fix.description
-    helper = _fix_runs_clean(shell, cells, d)[0].splitlines()
+    helper = fix_runs_clean(shell, cells, d)[0].splitlines()
     assert helper[8:15] == ["    d_loss = p_fake.mean()", "    opt_D.zero_grad()",
                             "    d_loss.backward(retain_graph=True)", "    opt_D.step()", "    p_fake = D(fake)",
                             "    g_loss = -p_fake.mean()", "    opt_G.zero_grad()"]
@@ -393,7 +357,7 @@ def test_a_step_whose_loss_cannot_be_recomputed_alone_gets_words(shell):
     # NB: the loss reads `p_fake`, made with another name in one tuple assignment: no statement to re-run alone
     cells = [GAN.replace("    fake = G(z)\n    p_fake = D(fake)\n", "    fake, p_fake = G(z), D(G(z))\n"),
              GAN_MODELS, "%%gradcheck\ntrain_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
-    d = _card_of(shell, cells)
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.fix is None and "No automatic fix" in d.why and "In [1]" in d.where
 
 
@@ -418,9 +382,9 @@ def make_layers(widths):
 def test_a_module_built_by_the_users_builder_function_is_fixed_in_the_builder(shell, built, line, fixed):
     cells = [BUILDERS, f"torch.manual_seed(0)\nfeatures = {built}\n",
              "%%gradcheck\nloss = features(torch.randn(2, 3, 8, 8)).mean()\nloss.backward()\n"]
-    d = _card_of(shell, cells)
-    assert (1, line) in _lines(d)
-    assert fixed in _fix_runs_clean(shell, cells, d)[0].splitlines()[line - 1]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, line) in lines_of(d)
+    assert fixed in fix_runs_clean(shell, cells, d)[0].splitlines()[line - 1]
 
 
 # -- every write over a saved tensor of the graph, not only the one backward() met first --
@@ -430,17 +394,17 @@ def test_two_modules_that_spoil_saved_tensors_are_both_fixed(shell):
                       "    nn.ReLU(inplace=True),\n    nn.Linear(8, 8),\n    nn.Tanh(),\n    nn.ReLU(inplace=True),\n"
                       "    nn.Linear(8, 1),\n)\n",
              "%%gradcheck\nloss = net(torch.randn(3, 4)).sum()\nloss.backward()\n"]
-    d = _card_of(shell, cells)
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.names == ("net[5]",) and "`net[2]`" in d.fix.description
-    fixed = _fix_runs_clean(shell, cells, d)[1].splitlines()
+    fixed = fix_runs_clean(shell, cells, d)[1].splitlines()
     assert fixed[4] == fixed[7] == "    nn.ReLU(inplace=False),"
 
 
 def test_two_writes_in_one_forward_are_both_fixed(shell):
     write = "        h += 1\n        h = torch.tanh(h)\n        h *= 2"
     cells = [BLOCK.format(write=write), RUN_BLOCK]
-    d = _card_of(shell, cells)
-    fixed = _fix_runs_clean(shell, cells, d)[0]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)[0]
     assert fixed == BLOCK.format(write="        h = h + 1\n        h = torch.tanh(h)\n        h = h * 2").rstrip("\n")
 
 
@@ -448,5 +412,5 @@ def test_a_second_write_in_another_cell_leaves_words_and_no_fix(shell):
     cells = [BLOCK.format(write="        h += x"),
              "%%gradcheck\ntorch.manual_seed(0)\nblock = Block()\ny = block(torch.randn(3, 4)).exp()\ny += 1\n"
              "y.sum().backward()\n"]
-    d = _card_of(shell, cells)
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.fix is None and "Other in-place writes spoiled saved tensors" in d.why

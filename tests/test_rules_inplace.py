@@ -354,13 +354,38 @@ def test_a_step_before_the_second_backward_in_a_helper_recomputes_the_loss_after
 
 
 def test_a_step_whose_loss_cannot_be_recomputed_alone_gets_words(shell):
-    # NB: the loss reads `p_fake`, made with another name in one tuple assignment: no statement to re-run alone
-    cells = [GAN.replace("    fake = G(z)\n    p_fake = D(fake)\n", "    fake, p_fake = G(z), D(G(z))\n"),
+    # NB: the loss reads the output through a dict item: no statement to re-run after the step
+    cells = [GAN.replace("    p_fake = D(fake)\n    d_loss = p_fake.mean()\n    g_loss = -p_fake.mean()\n",
+                         "    outs = {}\n    outs['fake'] = D(fake)\n    d_loss = outs['fake'].mean()\n"
+                         "    g_loss = -outs['fake'].mean()\n"),
              GAN_MODELS, "%%gradcheck\ntrain_step(net_G, net_D, opt_G, opt_D, torch.randn(4, 2))\n"]
     d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.fix is None and "No automatic fix" in d.why and "In [1]" in d.where
 
 
+def test_a_vae_with_two_optimizers_reruns_the_forward_that_returns_a_tuple(shell):
+    cells = [IMPORTS + """
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.dec = nn.Linear(2, 6)
+
+    def forward(self, x):
+        mu, logvar = self.enc(x).chunk(2, dim=1)
+        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
+        return self.dec(z), mu, logvar
+""", "torch.manual_seed(0)\nvae = VAE()\nopt_enc = torch.optim.Adam(vae.enc.parameters())\n"
+     "opt_dec = torch.optim.Adam(vae.dec.parameters())\nx = torch.randn(8, 6)\n",
+             "%%gradcheck\nfor step in range(3):\n    recon, mu, logvar = vae(x)\n"
+             "    kl = -0.5 * (1 + logvar - mu ** 2 - logvar.exp()).mean()\n"
+             "    rec = F.mse_loss(recon, x)\n    opt_enc.zero_grad()\n    kl.backward(retain_graph=True)\n"
+             "    opt_enc.step()\n    opt_dec.zero_grad()\n    rec.backward()\n    opt_dec.step()\n"]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (3, 8) in lines_of(d) and "rec" in d.fix.description
+    fixed = fix_runs_clean(shell, cells, d)[2].splitlines()
+    assert fixed[6:9] == ["    opt_enc.step()", "    recon, mu, logvar = vae(x)", "    rec = F.mse_loss(recon, x)"]
 BUILDERS = IMPORTS + """
 
 def conv_block(cin, cout):

@@ -13,7 +13,8 @@ stepped -- the order of PyTorch's own DCGAN loop (D steps, then G's loss on D(fa
 The statements re-run are those the loss reads (through names assigned once in the same block) that call the
 stepped model or read what it returned; the loss's own statement moves after them (kept in its place too when
 a line before the step reads it). Only when the step and the backward are statements of one block, the loss
-is a plain name assigned in that block, and everything to re-run is a plain `name = ...` statement there;
+is a plain name assigned in that block, and everything to re-run is a `name = ...` (or `a, b = ...`)
+statement there;
 else None (the card says it in words). Re-checked on the fixed text: the loss is now assigned after the step.
 
 Pure: the cell's text and ast, the stepped modules' names -> edits checked by `make_fix`; no lookups here.
@@ -96,6 +97,15 @@ def _plain_assign(stmt: ast.stmt) -> Optional[str]:
     return None
 
 
+def _assigned_names(stmt: ast.stmt) -> Set[str]:
+    """`a = ...` -> {a}; `a, b = ...` -> {a, b}; anything else (a loop, an attribute, a subscript) -> {}."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return set()
+    target = stmt.targets[0]
+    elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    return {e.id for e in elts} if all(isinstance(e, ast.Name) for e in elts) else set()
+
+
 def _bound(stmt: ast.stmt) -> Set[str]:
     """Names a statement (or any statement nested in it) binds."""
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
@@ -118,18 +128,18 @@ def _to_rerun(block: Block, i_step: int, i_loss: int, is_stepped: Callable[[str]
     """Indexes (in order) of the statements before the step that the loss reads (directly or through each
     other) and that went through the stepped model, the loss's own statement left out. None when the loss
     does not go through the model at all, or when a statement on the way cannot be re-run on its own (a
-    tuple, a loop, a name bound twice, a line between the step and the loss that reads what went through)."""
-    tainted: dict = {}  # name -> index of the plain assignment that made it through the stepped model
+    loop, a name bound twice, a line between the step and the loss that reads what went through)."""
+    tainted: dict = {}  # name -> index of the assignment that made it through the stepped model
     for i, stmt in enumerate(block[:i_loss]):
         through = _calls_stepped(stmt, is_stepped) or bool(_read(stmt) & set(tainted))
         if i > i_step:
             if _read(stmt) & set(tainted):
                 return None  # NB: computed after the step from what the old model returned
             continue
-        name = _plain_assign(stmt)
+        names = _assigned_names(stmt)
         for bound in _bound(stmt):
             tainted.pop(bound, None)
-        if through and name is not None:
+        for name in names if through else ():
             tainted[name] = i
     loss = block[i_loss]
     wanted, needed = set(), _read(loss.value)  # type: ignore[attr-defined]
@@ -150,7 +160,7 @@ def _replays_alike(block: Block, index: int, i_step: int) -> bool:
     bound again between it and the step, and not its own target (`h = D.head(h)`)."""
     stmt = block[index]
     reads = _read(stmt.value)  # type: ignore[attr-defined]
-    return _plain_assign(stmt) not in reads and not any(_bound(s) & reads for s in block[index + 1:i_step + 1])
+    return not _assigned_names(stmt) & reads and not any(_bound(s) & reads for s in block[index + 1:i_step + 1])
 
 
 def _read_between(block: Block, name: str, start: int, end: int) -> bool:

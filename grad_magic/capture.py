@@ -79,7 +79,7 @@ class _StepWatch:
             self._running.append((threading.get_ident(), id(optimizer), popped))
         with_grad, stale = stale_grads(_params(optimizer), self._after, self.clearings.since_last_step(self._log))
         self._log.touched.clear()
-        closure = args[0] if args and callable(args[0]) else kwargs.get("closure")
+        closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
         if len(self.steps) < 10_000:
             lineno, frames = self._log.user_site()
             self.steps.append(SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
@@ -87,18 +87,16 @@ class _StepWatch:
         if not callable(closure):
             return None
         # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
-        run = users_closure(closure, functools.partial(self._resume, popped), functools.partial(self._suspend, popped))
-        return ((run, *args[1:]), kwargs) if args and args[0] is closure else (args, {**kwargs, "closure": run})
+        run = users_closure(closure, functools.partial(self._pause, popped, False),
+                            functools.partial(self._pause, popped, True))
+        return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
+            (args, {**kwargs, "closure": run})
 
-    def _resume(self, popped: bool) -> None:
-        self._log.paused = max(0, self._log.paused - 1)
-        if popped and not self.closed:
-            _push_function_mode(self._tracker)
-
-    def _suspend(self, popped: bool) -> None:
-        self._log.paused += 1
-        if popped:
-            _pop_function_mode(self._tracker)
+    def _pause(self, popped: bool, pause: bool) -> None:
+        """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
+        self._log.paused = max(0, self._log.paused + (1 if pause else -1))
+        if popped and (pause or not self.closed):
+            (_pop_function_mode if pause else _push_function_mode)(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:

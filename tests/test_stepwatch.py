@@ -1,0 +1,95 @@
+"""What the step watch reads at each optimizer step (grad_magic/stepwatch.py): the models the user's frames
+hold and their layers' modes then, the locals whose graph grows from step to step, gradients cleared or only
+clipped, a step(closure) run as the user's code -- and that watching keeps nothing alive."""
+from __future__ import annotations
+
+import gc
+
+import torch
+import torch.nn as nn
+
+import grad_magic
+
+torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)  # NB: sympy's warning filter, at collection
+
+
+class Holder:
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+        self.model, self.optimizer = model, optimizer
+
+    def fit(self, x: torch.Tensor, steps: int) -> list:
+        outputs, total = [], 0.0
+        for i in range(steps):
+            if i == 2:
+                self.model.eval()
+            self.optimizer.zero_grad()
+            loss = self.model(x).pow(2).mean()
+            loss.backward()
+            self.optimizer.step()
+            outputs.append({"loss": loss})
+            total += loss
+        return outputs
+
+
+def _setup():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 1))
+    return model, torch.optim.SGD(model.parameters(), lr=0.01), torch.randn(8, 3)
+
+
+def test_the_models_a_method_holds_and_their_modes_at_each_step():
+    model, opt, x = _setup()
+    with grad_magic.capture() as run:
+        Holder(model, opt).fit(x, 5)
+    steps = run.record.steps
+    assert len(steps) == 5
+    held = [next(m for m in s.models if m.stepped) for s in steps]
+    assert {h.path for h in held} == {"self.model"} and all(h.model() is model for h in held)
+    assert [len(h.eval_layers) for h in held] == [0, 0, 1, 1, 1]  # NB: eval() from the third pass on
+    assert [h.train_layers for h in held] == [1, 1, 0, 0, 0]
+
+
+def test_locals_whose_graph_grows_are_seen_after_two_steps_in_a_row():
+    model, opt, x = _setup()
+    with grad_magic.capture() as run:
+        Holder(model, opt).fit(x, 5)
+    grown = {(g.name, g.kind) for s in run.record.steps for g in s.growing}
+    assert grown == {("outputs", "list"), ("total", "tensor")}
+    last = {g.name: g for g in run.record.steps[-1].growing}
+    assert last["outputs"].item == "dict" and last["outputs"].size == 4 and last["outputs"].function == "Holder.fit"
+    assert last["total"].numel == 1 and last["total"].grad_fn == "AddBackward0"
+
+
+def test_watching_keeps_no_model_alive():
+    with grad_magic.capture() as run:  # NB: made inside: the capture's own copy of this frame's names has none
+        Holder(*_setup()[:2]).fit(torch.randn(8, 3), 3)
+    gc.collect()
+    assert run.record.steps[0].models[0].model() is None
+
+
+def test_clipped_gradients_are_not_cleared_ones():
+    model, opt, x = _setup()
+    with grad_magic.capture() as run:
+        for _ in range(3):
+            model(x).pow(2).mean().backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+    assert [s.stale_params for s in run.record.steps] == [0, 4, 4]
+
+
+def test_a_closure_is_tracked_and_its_gradients_counted_after_the_step():
+    model, opt, x = _setup()
+
+    def closure():
+        opt.zero_grad()
+        h = model[0](x)
+        h += 1.0  # NB: an in-place op of the user's, inside the step
+        loss = model[2](h).pow(2).mean()
+        loss.backward()
+        return loss
+
+    with grad_magic.capture() as run:
+        for _ in range(2):
+            opt.step(closure)
+    assert [(s.closure, s.params_with_grad) for s in run.record.steps] == [(True, 4), (True, 4)]
+    assert [e.name for e in run.record.inplace_ops].count("add_") == 2

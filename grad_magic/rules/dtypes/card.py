@@ -20,7 +20,7 @@ from ..places import with_lines
 from ..registry import rule
 from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, facts, failing_statement, loss_on,
                       met_by, names_of, odd_operand, operands)
-from .culprit_beyond import IntFill, LoaderOrigin, int_fill, loader_origin
+from .culprit_beyond import int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
 from .fix import dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype

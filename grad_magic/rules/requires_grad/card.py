@@ -23,10 +23,10 @@ from ..registry import rule
 from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
                       backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
                       modules_called, short_cut)
-from .culprit_where import decorated, frozen_where, frozen_whole, module_name, short_op
 from .culprit_integer import integer_tensor
 from .culprit_trace import Tracer
 from .culprit_units import Unit
+from .culprit_where import decorated, frozen_where, frozen_whole, module_name, short_op
 from .fix import cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix, soft_argmax_fix
 from .message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 

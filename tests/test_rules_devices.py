@@ -495,3 +495,34 @@ def test_a_hidden_state_made_by_an_earlier_cell_is_made_on_the_device_in_init_hi
     assert (2, 7) in lines_of(d) and "`hidden` is what `rnn.init_hidden(2)` returns, on line 2 of In [3]" in d.why
     assert "        h = torch.zeros(1, n, 5, device=self.gru.weight_ih_l0.device)\n" in d.fix.elsewhere[0].source
     fix_runs_clean(shell, cells, d)
+
+
+def test_layers_kept_in_a_plain_list_become_a_module_list(shell):
+    cells = [SETUP,
+             "class MLP(nn.Module):\n    def __init__(self, sizes):\n        super().__init__()\n"
+             "        self.layers = [nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]\n\n"
+             "    def forward(self, x):\n        for layer in self.layers:\n            x = torch.relu(layer(x))\n"
+             "        return x\n",
+             "mlp = MLP([4, 8, 2]).to(device)\n",
+             "%%gradcheck\ny = mlp(torch.randn(3, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 4) in lines_of(d) and "plain Python list" in d.why
+    assert "        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])\n" in \
+        d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_every_tensor_of_a_dict_a_helper_returns_is_made_on_the_device(shell):
+    cells = [SETUP,
+             "def encode(rows):\n    ids = torch.tensor(rows)\n"
+             "    return {'input_ids': ids, 'attention_mask': torch.ones(ids.shape)}\n",
+             "class Pool(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.embed = nn.Embedding(5, 4)\n\n    def forward(self, input_ids, attention_mask):\n"
+             "        return (self.embed(input_ids) * attention_mask.unsqueeze(-1)).sum(1)\n",
+             "model = Pool().to(device)\n",
+             "%%gradcheck\nbatch = encode([[1, 2], [3, 4]])\nout = model(**batch)\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 2) in lines_of(d) and (2, 3) in lines_of(d)
+    fixed = d.fix.elsewhere[0].source
+    assert "ids = torch.tensor(rows, device=device)" in fixed and "torch.ones(ids.shape, device=device)" in fixed
+    fix_runs_clean(shell, cells, d)

@@ -142,6 +142,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {lineno} 行的 `{code}` 生成了一个移动后的副本却把它丢掉了：张量的 `.to()` 不会移动 {name} 本身，"
               "它仍在 {odd_device} 上。",
     },
+    "devices.why.container": {
+        "en": "{name} is a plain Python {code} of layers, set on line {lineno}: a module tracks the layers it "
+              "holds only through nn.ModuleList or nn.ModuleDict, so `.to(...)` never moved these (nor does "
+              "`.parameters()` list them), and they are still on {odd_device}.",
+        "zh": "{name} 是第 {lineno} 行赋值的一个普通 Python {code}，里面装着网络层：模块只通过 nn.ModuleList 或 "
+              "nn.ModuleDict 记录它持有的层，所以 `.to(...)` 从没移动过它们（`.parameters()` 也不会列出它们），"
+              "它们仍在 {odd_device} 上。",
+    },
     "devices.why.explicit": {
         "en": "{name} is put on {odd_device} explicitly on line {lineno}, so which device is meant is not "
               "clear: move one side with `.to(...)`.",
@@ -205,6 +213,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "devices.fix.kept": {
         "en": "keep the moved copy on line {lineno}: assign it back to {name}",
         "zh": "在第 {lineno} 行保留移动后的副本：把它赋回给 {name}",
+    },
+    "devices.fix.container": {
+        "en": "make {name} an `{expr}` on line {lineno}, then create the model again",
+        "zh": "在第 {lineno} 行把 {name} 改成 `{expr}`，然后重新创建模型",
     },
     "devices.fix.module": {
         "en": "move {name} to {device} where it is created on line {lineno}: `.to({expr})`",

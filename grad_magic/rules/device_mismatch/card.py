@@ -32,12 +32,12 @@ ORIGIN_KEYS = {"factory": "devices.why.created", "loop": "devices.why.loop", "us
                "comprehension": "devices.why.comprehension", "dict_loop": "devices.why.dict_loop",
                "operand": "devices.why.operand", "made": "devices.why.made",
                "passed": "devices.why.passed", "returned": "devices.why.returned", "batch": "devices.why.batch",
-               "kept": "devices.why.kept"}
+               "kept": "devices.why.kept", "container": "devices.why.container"}
 STEP_KEYS = {"factory": "devices.fix.factory", "loop": "devices.fix.loop", "use": "devices.fix.use",
              "earlier": "devices.fix.use", "module": "devices.fix.module", "buffer": "devices.fix.buffer",
              "weight": "devices.fix.weight", "comprehension": "devices.fix.comprehension",
              "dict_loop": "devices.fix.dict_loop", "operand": "devices.fix.operand", "made": "devices.fix.made",
-             "batch": "devices.fix.module", "kept": "devices.fix.kept"}
+             "batch": "devices.fix.module", "kept": "devices.fix.kept", "container": "devices.fix.container"}
 
 
 @rule(KIND, raises=(RuntimeError, ValueError), parse=parse_device_error, matches=(

@@ -13,6 +13,7 @@ cells' text. No wording.
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -21,8 +22,9 @@ import torch
 from ...sources import Frame, Site
 from ..context import RuleContext, dotted_names
 from ..kit import one_line
-from ..places import function_place, global_assignment, item_returned, self_assignments
+from ..places import function_place, global_assignment, item_returned
 from .culprit import Party, Target, same_device
+from .culprit_held import attribute, container, loss_buffer, loss_weight, module, plain_tensor
 from .culprit_line import made, own_device, passed_as, taken_from, unnamed
 from .culprit_origins import Move, Mover, Plan
 from .culprit_paths import callee, item_of, owner_of, path_to, resolve, root_of, static
@@ -98,21 +100,46 @@ class Chain:
         owner_path, attr = owner_of(path)
         if attr is not None:
             owner = resolve(m.ctx, owner_path)
-            if isinstance(owner, torch.nn.Module) and _plain(owner, attr):
-                return self.attribute(m, p, owner, attr)
-            if isinstance(owner, torch.nn.Module) and _loss_weight(owner, attr):
-                return self.loss_weight(m, p, owner_path, owner, attr)
+            if isinstance(owner, torch.nn.Module) and plain_tensor(owner, attr):
+                return attribute(self, m, p, owner, attr)
+            if isinstance(owner, torch.nn.Module) and loss_buffer(owner, attr):
+                return loss_weight(self, m, p, owner_path, owner, attr)
         root = root_of(path)
         head, key = item_of(path)
         scope = m.cell.scope(m.lineno)
         if self.is_parameter(m, scope, root) and (path == root or head == root or attr is not None):
             return self.outward(m, p)
         if p.module:
-            return self.module(m, p, scope)
+            found = container(self, m, p)
+            return found if found is not None else module(self, m, p, scope)
         if path != root and head != root:
             return None
         if path == root and self.discarded(m, scope, p):
             return True
+        if isinstance(key, str):
+            return self.batch_item(m, p, root, key, scope)
+        return self.binding(m, p, root, key, scope)
+
+    def batch_item(self, m: Mover, p: Party, root: str, key: str, scope: ast.AST) -> Optional[bool]:
+        """`batch["attention_mask"]`: followed to where the dict was made -- and so is every other tensor of
+        the dict on the odd device (`input_ids` would fail next)."""
+        if root in m.moved:
+            return True
+        found = self.binding(m, p, root, key, scope)
+        items = resolve(m.ctx, root)
+        items = items if isinstance(items, dict) else resolve(m.ctx, f"{root}.data") \
+            if isinstance(items, collections.UserDict) else None
+        if not found or root in m.moved or not isinstance(items, dict):
+            return found
+        m.moved.add(p.name)  # NB: its siblings come back to it: it is moved already
+        others = [(k, v) for k, v in items.items() if isinstance(k, str) and f'{root}["{k}"]' not in m.moved
+                  and isinstance(v, torch.Tensor) and same_device(str(v.device), p.device)]
+        return all(m.move(Party(f'{root}["{k}"]', p.device, v)) for k, v in others)
+
+    def binding(self, m: Mover, p: Party, root: str, key: Any, scope: ast.AST) -> Optional[bool]:
+        """What bound `root` before the line: a loop over dicts, a dict comprehension, a slice of a kept
+        tensor, a call of the user's function (or an object with its own `.to()`), a global of an earlier
+        cell made by such a call."""
         loop = m.cell.loop_binding(scope, root, m.lineno)
         if loop is not None and key is not None:
             return self.dict_loop(m, p, root, loop)
@@ -155,21 +182,6 @@ class Chain:
         where = self.place(found.ctx.record.filename, found.node.lineno, "<module>", None)
         return self.into(where, p, key, found.node)
 
-    def module(self, m: Mover, p: Party, scope: ast.AST) -> Optional[bool]:
-        """A parameter of a model made in an earlier cell and never moved: `.to(device)` where it is made
-        (only when a device variable says where models belong)."""
-        root = root_of(p.module)
-        if self.target.reason != "variable" or m.cell.bound_before(root, m.lineno) is not None:
-            return None
-        found = self.made(m, p, root, resolve(m.ctx, root))
-        if not isinstance(found, tuple):
-            return found
-        where, stmt = found
-        expr = where.device_expr(stmt.lineno)
-        if root in where.moved or expr is None:
-            return True if root in where.moved else None
-        return where.done(Move("module", (root,), stmt.lineno, p.device, expr, (stmt.value,)))
-
     def batch(self, m: Mover, p: Party, root: str, binding: ast.Assign) -> Optional[bool]:
         """`inputs = tokenizer(...)`: an object with its own `.to()` (a BatchEncoding) moves where it is made."""
         obj = resolve(m.ctx, root)
@@ -210,8 +222,11 @@ class Chain:
     def into(self, m: Mover, p: Party, key: Any, binding: ast.Assign) -> Optional[bool]:
         """`state = rnn.init_hidden(n)`: the helper's `return` and what made the value it returns."""
         fn, instance = callee(m.ctx, binding.value.func)
-        place = function_place(m.ctx, fn) if fn is not None and not isinstance(key, str) else None
-        values = item_returned(place, key) if place is not None else []
+        place = function_place(m.ctx, fn) if fn is not None else None
+        values = item_returned(place, None if isinstance(key, str) else key) if place is not None else []
+        if isinstance(key, str):  # NB: `return {"input_ids": ids, ...}`: the item the key names
+            values = [v for d in values if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
+                      if isinstance(k, ast.Constant) and k.value == key]
         if len(values) != 1:
             return None
         value, node = values[0], place.node
@@ -229,71 +244,6 @@ class Chain:
             self.result.moves.insert(at, Move("returned", (root_of(p.name),), binding.lineno, p.device,
                                               code=one_line(m.src, binding.value), file=m.ctx.record.filename))
         return moved
-
-    def attribute(self, m: Mover, p: Party, owner: torch.nn.Module, attr: str) -> bool:
-        """A tensor kept as a plain attribute (`self.pe = ...`): `.to()` moves parameters and buffers only.
-        Every plain tensor attribute of the same module on the odd device that the failing function reads
-        becomes a buffer too."""
-        reads = {n.attr for n in ast.walk(m.cell.scope(m.lineno)) if isinstance(n, ast.Attribute)
-                 and isinstance(n.ctx, ast.Load)} if m.tree is not None else set()
-        names = [attr] + sorted(a for a in reads - {attr} if _plain(owner, a)
-                                and same_device(str(owner.__dict__[a].device), p.device))
-        owner_path = owner_of(p.name)[0]
-        return all(self.buffer(owner, a, f"{owner_path}.{a}", p.device) for a in names)
-
-    def buffer(self, owner: torch.nn.Module, attr: str, path: str, device: str) -> bool:
-        """`self.<attr> = value` in the first `__init__` of the module's classes that sets it, made
-        `self.register_buffer("<attr>", value)` (every such statement there)."""
-        for cls in type(owner).__mro__:
-            if cls is torch.nn.Module:
-                break
-            place = function_place(self.base, vars(cls).get("__init__"))
-            sets = self_assignments(place, attr) if place is not None else []
-            if not sets:
-                continue
-            plain = [s for s in sets if isinstance(s, ast.Assign) and len(s.targets) == 1]
-            if len(plain) != len(sets) or place.node.args.args[:1] and place.node.args.args[0].arg != "self":
-                return False
-            inner = self.place(place.ctx.record.filename, plain[0].lineno, vars(cls)["__init__"].__qualname__,
-                               {"self": owner})
-            return inner.done(Move("buffer", (path,), plain[0].lineno, device, "", tuple(plain), attr))
-        return False
-
-    def loss_weight(self, m: Mover, p: Party, owner_path: str, owner: Any, attr: str) -> Optional[bool]:
-        """`criterion = nn.CrossEntropyLoss(weight=w)`: the weight moves where the loss is made."""
-        made = self.made(m, p, owner_path, owner)
-        if made is None or made is True or made is False:
-            return made
-        where, stmt = made
-        call = stmt.value
-        arg = next((k.value for k in call.keywords if k.arg == attr), None)
-        if arg is None and attr == "weight" and call.args:
-            arg = call.args[0]
-        expr = where.device_expr(stmt.lineno)
-        if arg is None or expr is None:
-            return None
-        return where.done(Move("weight", (p.name,), stmt.lineno, p.device, expr, (arg,), one_line(where.src, arg)))
-
-    def made(self, m: Mover, p: Party, name: str, obj: Any) -> Any:
-        """Where the module `name` (a plain name) was made by calling its class: (Mover, the assignment) --
-        in this scope, or the last earlier cell that assigned it at its top level; a parameter is followed
-        to the caller (True/False: what that gave). None when not found."""
-        if name != root_of(name) or "." in name:
-            return None
-        scope = m.cell.scope(m.lineno)
-        if self.is_parameter(m, scope, name):
-            return self.outward(m, p)
-        stmt, where = m.cell.last_binding(scope, name, m.lineno), m
-        if stmt is None and m.cell.bound_before(name, m.lineno) is None:
-            found = global_assignment(self.base, name)
-            if found is None or not isinstance(found.node, ast.Assign):
-                return None
-            stmt = found.node
-            where = self.place(found.ctx.record.filename, stmt.lineno, "<module>", None)
-        if stmt is None or not isinstance(stmt.value, ast.Call) or callee(where.ctx, stmt.value.func)[0] \
-                is not type(obj):
-            return None
-        return where, stmt
 
     def comprehension(self, m: Mover, p: Party, root: str, binding: ast.Assign) -> Optional[bool]:
         """`batch = {k: v for k, v in batch.items()}`: each value moves in the comprehension."""
@@ -331,22 +281,8 @@ def named(ctx: RuleContext, p: Party, path: str) -> Party:
     """The party `p` by its name in another frame: `module` set when the path is a module's tensor."""
     owner_path, attr = owner_of(path)
     owner = resolve(ctx, owner_path) if attr is not None else None
-    module = owner_path if isinstance(owner, torch.nn.Module) and not _plain(owner, attr) else None
+    module = owner_path if isinstance(owner, torch.nn.Module) and not plain_tensor(owner, attr) else None
     return Party(path, p.device, p.obj, module, p.shape, p.dtype)
-
-
-def _plain(owner: torch.nn.Module, attr: str) -> bool:
-    """A tensor in the module's `__dict__`, not in its registries."""
-    try:
-        own = object.__getattribute__(owner, "__dict__")
-    except Exception:
-        return False
-    return isinstance(own.get(attr), torch.Tensor) and not isinstance(own.get(attr), torch.nn.Parameter)
-
-
-def _loss_weight(owner: torch.nn.Module, attr: str) -> bool:
-    """A loss module's buffer (`weight`, `pos_weight`): what its constructor was given."""
-    return isinstance(owner, torch.nn.modules.loss._Loss) and attr in (owner.__dict__.get("_buffers") or {})
 
 
 def _tensors_only(value: Any) -> bool:

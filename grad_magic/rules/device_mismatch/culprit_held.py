@@ -1,0 +1,157 @@
+"""The culprit seam of `device-mismatch`, what a model holds: a tensor kept as a plain attribute (made a
+buffer in `__init__`), layers kept in a plain list or dict (made an nn.ModuleList / nn.ModuleDict there), a
+loss's weight (moved where the loss is made), a model made in an earlier cell and never moved (moved there).
+Functions of a Chain (culprit_chain.py), which follows the tensor to the model that holds it.
+
+May touch: modules' dicts and types (no user code runs), the user's cells' text. No wording.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, Optional
+
+import torch
+
+from ..context import dotted_names
+from ..kit import one_line
+from ..places import function_place, global_assignment, self_assignments
+from .culprit import Party, same_device
+from .culprit_origins import Move, Mover
+from .culprit_paths import callee, owner_of, path_to, resolve, root_of, torch_nn, unregistered
+
+if TYPE_CHECKING:  # NB: culprit_chain imports this module
+    from .culprit_chain import Chain
+
+
+def attribute(chain: Chain, m: Mover, p: Party, owner: torch.nn.Module, attr: str) -> bool:
+    """A tensor kept as a plain attribute (`self.pe = ...`): `.to()` moves parameters and buffers only.
+    Every plain tensor attribute of the same module on the odd device that the failing function reads
+    becomes a buffer too."""
+    reads = {n.attr for n in ast.walk(m.cell.scope(m.lineno)) if isinstance(n, ast.Attribute)
+             and isinstance(n.ctx, ast.Load)} if m.tree is not None else set()
+    names = [attr] + sorted(a for a in reads - {attr} if plain_tensor(owner, a)
+                            and same_device(str(owner.__dict__[a].device), p.device))
+    owner_path = owner_of(p.name)[0]
+    return all(buffer(chain, owner, a, f"{owner_path}.{a}", p.device) for a in names)
+
+
+def buffer(chain: Chain, owner: torch.nn.Module, attr: str, path: str, device: str) -> bool:
+    """`self.<attr> = value` in the first `__init__` of the module's classes that sets it, made
+    `self.register_buffer("<attr>", value)` (every such statement there)."""
+    found = set_in_init(chain, owner, attr)
+    if found is None:
+        return False
+    inner, sets = found
+    return inner.done(Move("buffer", (path,), sets[0].lineno, device, "", tuple(sets), attr))
+
+
+def container(chain: Chain, m: Mover, p: Party) -> Optional[bool]:
+    """A layer kept in a plain list or dict (`self.layers = [nn.Linear(4, 4) for _ in range(3)]`): the
+    model never registered it, so `.to()` never moved it. The list becomes an nn.ModuleList there."""
+    module = resolve(m.ctx, p.module)
+    line = m.ctx.record.source_line(m.lineno)
+    # NB: not by its own name (`for layer in self.layers`): by where the model holds it
+    variables = {k: v for k, v in (m.ctx.record.error_locals or {}).items() if v is not module}
+    path = path_to(variables, module, [root_of(n) for n in dotted_names(line)])
+    found = unregistered(m.ctx, path) if path is not None else None
+    if found is None:
+        return None
+    owner_path, attr, kind = found
+    place = set_in_init(chain, resolve(m.ctx, owner_path), attr)
+    spelled = torch_nn(chain.base)
+    if place is None or spelled is None:
+        return False
+    inner, sets = place
+    wrapper = f"{spelled}.{'ModuleDict' if kind == 'dict' else 'ModuleList'}"
+    name = f"{owner_path}.{attr}"
+    if name in inner.moved:
+        return True
+    return inner.done(Move("container", (name,), sets[0].lineno, p.device, wrapper,
+                           tuple(s.value for s in sets), kind))
+
+
+def set_in_init(chain: Chain, owner: Any, attr: str) -> Any:
+    """(a Mover on that `__init__`, its `self.<attr> = ...` statements): the first `__init__` of the
+    module's classes that sets the attribute; None when none does, or not with plain assignments."""
+    for cls in type(owner).__mro__ if isinstance(owner, torch.nn.Module) else ():
+        if cls is torch.nn.Module:
+            break
+        place = function_place(chain.base, vars(cls).get("__init__"))
+        sets = self_assignments(place, attr) if place is not None else []
+        if not sets:
+            continue
+        plain = [s for s in sets if isinstance(s, ast.Assign) and len(s.targets) == 1]
+        if len(plain) != len(sets) or place.node.args.args[:1] and place.node.args.args[0].arg != "self":
+            return None
+        inner = chain.place(place.ctx.record.filename, plain[0].lineno, vars(cls)["__init__"].__qualname__,
+                           {"self": owner})
+        return inner, plain
+    return None
+
+
+def module(chain: Chain, m: Mover, p: Party, scope: ast.AST) -> Optional[bool]:
+    """A parameter of a model made in an earlier cell and never moved: `.to(device)` where it is made
+    (only when a device variable says where models belong)."""
+    root = root_of(p.module)
+    if chain.target.reason != "variable" or m.cell.bound_before(root, m.lineno) is not None:
+        return None
+    found = made_where(chain, m, p, root, resolve(m.ctx, root))
+    if not isinstance(found, tuple):
+        return found
+    where, stmt = found
+    expr = where.device_expr(stmt.lineno)
+    if root in where.moved or expr is None:
+        return True if root in where.moved else None
+    return where.done(Move("module", (root,), stmt.lineno, p.device, expr, (stmt.value,)))
+
+
+def loss_weight(chain: Chain, m: Mover, p: Party, owner_path: str, owner: Any, attr: str) -> Optional[bool]:
+    """`criterion = nn.CrossEntropyLoss(weight=w)`: the weight moves where the loss is made."""
+    found = made_where(chain, m, p, owner_path, owner)
+    if not isinstance(found, tuple):
+        return found
+    where, stmt = found
+    call = stmt.value
+    arg = next((k.value for k in call.keywords if k.arg == attr), None)
+    if arg is None and attr == "weight" and call.args:
+        arg = call.args[0]
+    expr = where.device_expr(stmt.lineno)
+    if arg is None or expr is None:
+        return None
+    return where.done(Move("weight", (p.name,), stmt.lineno, p.device, expr, (arg,), one_line(where.src, arg)))
+
+
+def made_where(chain: Chain, m: Mover, p: Party, name: str, obj: Any) -> Any:
+    """Where the module `name` (a plain name) was made by calling its class: (Mover, the assignment) --
+    in this scope, or the last earlier cell that assigned it at its top level; a parameter is followed
+    to the caller (True/False: what that gave). None when not found."""
+    if name != root_of(name) or "." in name:
+        return None
+    scope = m.cell.scope(m.lineno)
+    if chain.is_parameter(m, scope, name):
+        return chain.outward(m, p)
+    stmt, where = m.cell.last_binding(scope, name, m.lineno), m
+    if stmt is None and m.cell.bound_before(name, m.lineno) is None:
+        found = global_assignment(chain.base, name)
+        if found is None or not isinstance(found.node, ast.Assign):
+            return None
+        stmt = found.node
+        where = chain.place(found.ctx.record.filename, stmt.lineno, "<module>", None)
+    if stmt is None or not isinstance(stmt.value, ast.Call) or callee(where.ctx, stmt.value.func)[0] \
+            is not type(obj):
+        return None
+    return where, stmt
+
+
+def plain_tensor(owner: torch.nn.Module, attr: str) -> bool:
+    """A tensor in the module's `__dict__`, not in its registries."""
+    try:
+        own = object.__getattribute__(owner, "__dict__")
+    except Exception:
+        return False
+    return isinstance(own.get(attr), torch.Tensor) and not isinstance(own.get(attr), torch.nn.Parameter)
+
+
+def loss_buffer(owner: torch.nn.Module, attr: str) -> bool:
+    """A loss module's buffer (`weight`, `pos_weight`): what its constructor was given."""
+    return isinstance(owner, torch.nn.modules.loss._Loss) and attr in (owner.__dict__.get("_buffers") or {})

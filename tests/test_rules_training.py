@@ -363,3 +363,27 @@ def test_a_helper_whose_forward_runs_under_no_grad_is_moved_out(shell):
     d = next(d for d in helper_run(shell, helper, cell) if d.kind == "frozen-by-no-grad")
     assert (2, 3) in {(sl.cell, sl.lineno) for sl in d.lines}
     assert fixed_and_run_again(shell, d, cell) == []
+
+
+CALLEES = {
+    "decorated": ("@torch.no_grad()\ndef predict(m, inputs):\n    return m(inputs)\n", (2, 1)),
+    "with_block": ("def predict(m, inputs):\n    with torch.no_grad():\n        out = m(inputs)\n    return out\n",
+                   (2, 2)),
+}
+
+
+@pytest.mark.parametrize("helper, culprit", CALLEES.values(), ids=CALLEES.keys())
+def test_a_forward_helper_without_a_graph_is_fixed_in_its_cell(shell, helper, culprit):
+    cell = ("for i in range(3):\n    opt.zero_grad()\n    out = predict(model, x)\n"
+            "    loss = criterion(out, y).requires_grad_()\n    loss.backward()\n    opt.step()\n")
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "frozen-by-no-grad")
+    assert culprit in {(sl.cell, sl.lineno) for sl in d.lines}
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+def test_a_hack_torch_refuses_once_fixed_leaves_words_only(shell):
+    """`loss.requires_grad = True` on a loss with its graph back raises: a fix of the helper alone would fail."""
+    cell = ("for i in range(3):\n    opt.zero_grad()\n    loss = criterion(predict(model, x), y)\n"
+            "    loss.requires_grad = True\n    loss.backward()\n    opt.step()\n")
+    d = next(d for d in helper_run(shell, CALLEES["decorated"][0], cell) if d.kind == "frozen-by-no-grad")
+    assert (2, 1) in {(sl.cell, sl.lineno) for sl in d.lines} and d.fix is None

@@ -22,7 +22,7 @@ from .culprit_frozen_steps import FrozenElsewhere, frozen_elsewhere
 from .culprit_graph import GrowingGraph, backpropagated, grown_by_steps, kept_graphs, last_grad_fn
 from .culprit_mode import ModeSlip, evaluated_in_train, trained_in_eval
 from .culprit_mode_steps import EvalSteps, trained_in_eval_steps
-from .fix import decorator_fix, frozen_fix, graph_fix, grown_fix, mode_fix, stack_fix, train_before_forward
+from .fix import decorator_fix, dedent_fix, frozen_fix, graph_fix, grown_fix, mode_fix, stack_fix, train_before_forward
 from .message import is_needs_grad_error
 
 SHOWN_LAYERS = 4
@@ -105,7 +105,7 @@ def frozen_by_no_grad(ctx: RuleContext) -> Optional[Diagnosis]:
         return None  # NB: optimizer-not-on-model tells this story
     inner = step.frames[0] if step.frames else None
     if inner is not None and inner[0] != ctx.record.filename or \
-            nothing_trained(ctx, tree, step.lineno).kind == "other":
+            nothing_trained(ctx, tree, step.lineno).kind in ("other", "detached"):
         # NB: the step, its forward or its loss in a helper or a method of another cell
         lost = frozen_elsewhere(ctx, steps)
         if lost is not None:
@@ -144,11 +144,13 @@ def _lost_card(ctx: RuleContext, steps: List[StepEvent], label: str, lost: Froze
     at = stepped.say("training.at", lineno=step_line) if stepped.elsewhere else \
         catalog.message("training.at_here" if view.elsewhere else "training.at", ctx.language, lineno=step_line)
     src = view.record.source
-    if lost.kind == "decorated":
-        fix = decorator_fix(view, lost)
-        lines = [lost.decorator.lineno]
+    if lost.kind in ("decorated", "no_grad"):
+        fix = None if lost.hack_outside else decorator_fix(view, lost) if lost.kind == "decorated" else \
+            dedent_fix(view, lost)
+        lines = [lost.decorator.lineno if lost.decorator is not None else lost.block.lineno]
         why = [view.say("training.frozen.why_decorated", function=getattr(lost.function, "name", "?"),
-                        decorator=text_of(src, lost.decorator), lineno=lost.decorator.lineno)]
+                        decorator=text_of(src, lost.decorator), lineno=lines[0]) if lost.decorator is not None
+               else view.say("training.frozen.why_no_grad", block=lines[0])]
         hack = _requires_grad_set(lost.function)
         if hack is not None:
             why.append(view.say("training.frozen.why_hack", loss=text_of(src, hack)))
@@ -194,6 +196,8 @@ def _steps_card(ctx: RuleContext, steps: EvalSteps) -> Diagnosis:
     fix = train_before_forward(steps)
     why = [view.say("training.mode.why_train", name=steps.path, layers=shown)]
     why += [at.say("training.mode.why_eval_call", name=name, lineno=line) for at, line in steps.evals[:2]]
+    if steps.came_in_eval and not steps.evals:
+        why.append(view.say("training.mode.why_came_in_eval", name=name))
     why += [view.say("training.mode.why_train_once", call=f"{steps.path}.train()", name=name, lineno=line)
             for line in steps.once[:1]]
     if fix is None:

@@ -21,7 +21,7 @@ import torch
 from ...cell import cell_tree, enclosing_statement
 from ..context import RuleContext
 from ..kit import dotted, function_around, spans, starts_line
-from ..places import function_place, module_path, spelled, view_on
+from ..places import cells_before, function_place, module_path, spelled, view_on
 from .culprit import LOOPS, body_of
 
 SHOWN = 8  # layers named
@@ -41,6 +41,7 @@ class EvalSteps:
     anchor: Optional[ast.stmt]  # the statement `<path>.train()` goes before (None: no certain place)
     evals: Tuple[Tuple[RuleContext, int], ...]  # `.eval()` calls of the functions the loop calls
     once: Tuple[int, ...]  # `<path>.train()` lines before the loop (in the view), run once
+    came_in_eval: bool = False  # the first step already found it in eval() mode (an earlier cell put it there)
 
 
 def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
@@ -71,9 +72,27 @@ def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
     loops = _loops_around(tree, line)
     anchor = _anchor(tree, stmt, held.path) if stmt is not None else None
     total, in_eval = counts[id(model)]
-    return EvalSteps(view, name, held.path, layers, in_eval, total, line, anchor,
-                     tuple(_eval_calls(view, tree, loops[0], held.path)) if loops else (),
-                     tuple(_train_once(tree, loops[-1], held.path)) if loops else ())
+    evals = _eval_calls(view, tree, loops[0], held.path) if loops else []
+    came = in_eval == total
+    if came and not evals:  # NB: the model came into the run in eval() mode: the earlier cell that put it there
+        evals = [e for e in [_earlier_eval(ctx, name)] if e is not None]
+    return EvalSteps(view, name, held.path, layers, in_eval, total, line, anchor, tuple(evals),
+                     tuple(_train_once(tree, loops[-1], held.path)) if loops else (), came)
+
+
+def _earlier_eval(ctx: RuleContext, name: str) -> Optional[Tuple[RuleContext, int]]:
+    """The newest top-level `<name>.eval()` (or `.train(False)`) of the cells that ran before this one."""
+    for _, filename in cells_before(ctx):
+        view = view_on(ctx, filename, 1)
+        tree = cell_tree(view.record.source) if view is not None else None
+        calls = [s.value for s in (tree.body if tree is not None else []) if isinstance(s, ast.Expr)
+                 and _mode_call(s.value, "eval") and dotted(s.value.func.value) == name]
+        if calls:
+            return view, calls[-1].lineno
+        if tree is not None and any(_mode_call(s.value, "train") and dotted(s.value.func.value) == name
+                                    for s in tree.body if isinstance(s, ast.Expr)):
+            return None
+    return None
 
 
 def _layer(name: str, model: torch.nn.Module, layer: Any) -> str:

@@ -102,6 +102,16 @@ def decorator_fix(view: RuleContext, lost: FrozenElsewhere) -> Optional[Fix]:
                                           lineno=decorator.lineno))
 
 
+def dedent_fix(view: RuleContext, lost: FrozenElsewhere) -> Optional[Fix]:
+    """The helper's work taken out of its grad-off `with` block (in the helper's cell)."""
+    src = view.record.source
+    edits = dedent_with(src, lost.block)
+    if not edits:
+        return None
+    return make_fix(src, edits + requires_grad_hacks(src, lost.function),
+                    view.say("training.frozen.fix_dedent", lineno=lost.block.lineno))
+
+
 def stack_fix(view: RuleContext, lost: FrozenElsewhere) -> Optional[Fix]:
     """`torch.tensor([...], requires_grad=True)` -> `torch.stack([...])`: the losses kept in the graph. Only for a
     list of tensors (no `.item()`, no number) given alone, `requires_grad=True` its only keyword."""

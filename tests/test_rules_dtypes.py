@@ -304,3 +304,26 @@ def test_integer_labels_a_dataset_returns_get_a_float_dtype_where_it_makes_them(
     d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
     assert (1, 10) in lines_of(d)
     assert "torch.tensor(i % 2, dtype=torch.float32)" in fix_runs_clean(shell, cells, d)[0]
+
+
+def test_a_tensor_made_from_numpy_in_an_earlier_cell_is_made_float32_there(shell):
+    cells = ["import numpy as np\nimport torch\nfeatures = torch.from_numpy(np.ones((4, 3)))\n",
+             "%%gradcheck\nhead = torch.nn.Linear(3, 1)\nout = head(features)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 3) in lines_of(d) and (2, 3) in lines_of(d)
+    assert "features = torch.from_numpy(np.ones((4, 3))).float()" in fix_runs_clean(shell, cells, d)[0]
+
+
+def test_a_model_made_double_in_an_earlier_cell_is_made_float_there(shell):
+    cells = ["import torch\nmodel = torch.nn.Linear(3, 1).double()\n",
+             "%%gradcheck\nout = model(torch.randn(4, 3))\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 2) in lines_of(d)
+    assert "model = torch.nn.Linear(3, 1).float()" in fix_runs_clean(shell, cells, d)[0]
+
+
+def test_a_global_rebound_in_the_failing_cell_is_not_followed_to_an_earlier_cell(shell):
+    cells = ["import numpy as np\nimport torch\nx = torch.from_numpy(np.ones((4, 3)))\n",
+             "%%gradcheck\nx = torch.ones(4, 3, dtype=torch.float64)\nout = torch.nn.Linear(3, 1)(x)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert all(cell == 2 for cell, _ in lines_of(d))

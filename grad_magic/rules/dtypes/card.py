@@ -20,7 +20,7 @@ from ..places import with_lines
 from ..registry import rule
 from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, facts, failing_statement, loss_on,
                       met_by, names_of, odd_operand, operands)
-from .culprit_beyond import int_fill, loader_origin
+from .culprit_beyond import global_origin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
 from .fix import dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
@@ -52,9 +52,9 @@ class Beyond:
 
 
 def beyond(ctx: RuleContext, tree: Optional[ast.Module], names: Sequence[str], origin: Optional[Origin],
-           want: str, dtype: str) -> Tuple[Optional[Beyond], Optional[Fix]]:
-    """Where the origin continues outside the cell (a DataLoader's Dataset, a global of an earlier cell), and
-    the fix there when it has a spot."""
+           want: str, dtype: str, obj: Any = None) -> Tuple[Optional[Beyond], Optional[Fix]]:
+    """Where the origin continues outside the cell (a DataLoader's Dataset, a global of an earlier cell -- the
+    fill value of `torch.full`, or the object itself), and the fix there when it has a spot."""
     lineno = ctx.record.error_lineno
     through = loader_origin(ctx, tree, names, lineno, want) if tree is not None and origin is not None and \
         origin.how == "loop" else None
@@ -68,6 +68,11 @@ def beyond(ctx: RuleContext, tree: Optional[ast.Module], names: Sequence[str], o
     if fill is not None:
         said = [fill.at.say("dtypes.made.int_fill", name=fill.name, value=fill.value, lineno=fill.stmt.lineno)]
         return Beyond(fill.at, [fill.stmt.lineno], False, said), None
+    found = global_origin(ctx, names, want, obj) if origin is None and obj is not None else None
+    if found is not None:
+        made, at = found
+        fix = dtype_fix(at, made, None, want, made.name) if made.spot is not None else None
+        return Beyond(at, [made.stmt.lineno], fix is not None, [why_made(at, made, made.name, dtype)]), fix
     return None, None
 
 
@@ -103,7 +108,8 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
     origin = find_origin(ctx, tree, names, ctx.record.error_lineno, err.want) if tree is not None and names \
         else None
-    far, fix = beyond(ctx, tree, names, origin, err.want, err.found or "?") if names else (None, None)
+    far, fix = beyond(ctx, tree, names, origin, err.want, err.found or "?", ctx.names.lookup(names[0])) if names \
+        else (None, None)
     if fix is None:
         fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
     return _target_card(ctx, err, loss, names, origin, fix, far)
@@ -137,7 +143,7 @@ def _made_said(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str
     if far is None:
         return [why_made(ctx, origin, name, dtype)]
     said = list(far.said)
-    return said if origin is not None and origin.how == "loop" else [why_made(ctx, origin, name, dtype), *said]
+    return said if origin is None or origin.how == "loop" else [why_made(ctx, origin, name, dtype), *said]
 
 
 def _loss_text(ctx: RuleContext, loss: DtypeLoss) -> str:
@@ -169,8 +175,7 @@ def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Diagnosis:
         return _unnamed_card(ctx, err, seen, backward)
     names = [odd.name, *ctx.names.names_for(odd.obj)]
     origin = find_origin(ctx, tree, names, ctx.record.error_lineno, WANT) if tree is not None else None
-    far, fix = beyond(ctx, tree, names, origin, WANT, odd.dtype) if isinstance(odd.obj, torch.Tensor) else \
-        (None, None)
+    far, fix = beyond(ctx, tree, names, origin, WANT, odd.dtype, odd.obj)
     if fix is None:
         fix = dtype_fix(ctx, origin, odd.node if isinstance(odd.obj, torch.Tensor) else None, WANT, odd.name)
     return _named_card(ctx, err, stmt, seen, odd, origin, fix, far)

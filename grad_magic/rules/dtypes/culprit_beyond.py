@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from ...cell import assignments_to, cell_tree
 from ...names import attribute_without_code
@@ -129,3 +129,17 @@ def int_fill(ctx: RuleContext, origin: Optional[Origin]) -> Optional[IntFill]:
         return None  # NB: assigned in this cell: the origin the card names already shows it
     place = global_assignment(ctx, fill.id)
     return IntFill(fill.id, number, place.node, place.ctx) if place is not None else None
+
+
+def global_origin(ctx: RuleContext, names: Sequence[str], want: str, obj: Any) -> Optional[Tuple[Origin, RuleContext]]:
+    """(Origin, view) of the top-level statement of an earlier cell that made `obj`, a global the failing cell
+    uses and never assigns (`x = torch.from_numpy(a)` two cells up, `model = Net().double()`)."""
+    tree = cell_tree(ctx.record.source)
+    for name in (n for n in names if n.isidentifier()):
+        if tree is None or assignments_to(tree, name) or ctx.namespace.get(name) is not obj:
+            continue  # NB: a local of a helper's frame, or another object than the one that failed
+        place = global_assignment(ctx, name)
+        stmt = place.node if place is not None else None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            return made_by(place.ctx, name, stmt, want), place.ctx
+    return None

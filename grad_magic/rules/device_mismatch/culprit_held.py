@@ -72,8 +72,13 @@ def container(chain: Chain, m: Mover, p: Party) -> Optional[bool]:
 
 def set_in_init(chain: Chain, owner: Any, attr: str) -> Any:
     """(a Mover on that `__init__`, its `self.<attr> = ...` statements): the first `__init__` of the
-    module's classes that sets the attribute; None when none does, or not with plain assignments."""
-    for cls in type(owner).__mro__ if isinstance(owner, torch.nn.Module) else ():
+    module's classes that sets the attribute; None when none does, not with plain assignments, or before
+    `super().__init__()` (a buffer or a ModuleList cannot be registered there), or when a class of the
+    module has an attribute of that name (register_buffer would refuse it)."""
+    classes = type(owner).__mro__ if isinstance(owner, torch.nn.Module) else ()
+    if any(attr in vars(cls) for cls in classes):
+        return None
+    for cls in classes:
         if cls is torch.nn.Module:
             break
         place = function_place(chain.base, vars(cls).get("__init__"))
@@ -81,7 +86,10 @@ def set_in_init(chain: Chain, owner: Any, attr: str) -> Any:
         if not sets:
             continue
         plain = [s for s in sets if isinstance(s, ast.Assign) and len(s.targets) == 1]
-        if len(plain) != len(sets) or place.node.args.args[:1] and place.node.args.args[0].arg != "self":
+        inits = [c.lineno for c in ast.walk(place.node) if isinstance(c, ast.Call)
+                 and isinstance(c.func, ast.Attribute) and c.func.attr == "__init__"]
+        if len(plain) != len(sets) or place.node.args.args[:1] and place.node.args.args[0].arg != "self" \
+                or not inits or min(inits) > plain[0].lineno:
             return None
         inner = chain.place(place.ctx.record.filename, plain[0].lineno, vars(cls)["__init__"].__qualname__,
                            {"self": owner})

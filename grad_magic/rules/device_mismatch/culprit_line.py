@@ -58,6 +58,11 @@ def unnamed(m: Mover, odd: Sequence[Party], op: Optional[str]) -> bool:
     return bool(handed) and not operands and all(m.move(Party(path, device, obj)) for path, obj in handed)
 
 
+def _lengths(path: str, t: torch.Tensor) -> bool:
+    """Sequence lengths (`lengths`, `seq_len`): pack_padded_sequence wants them on the CPU, never moved."""
+    return "len" in path.rsplit(".", 1)[-1].lower() and t.dim() == 1 and not t.is_floating_point()
+
+
 def _handed(m: Mover, stmt: ast.stmt, device: str) -> List[Any]:
     """(path, tensor) of each tensor on `device` a call on the line is given: an argument, an item of a
     tuple argument, a tensor value of a `**dict` (`batch["input_ids"]`)."""
@@ -67,7 +72,7 @@ def _handed(m: Mover, stmt: ast.stmt, device: str) -> List[Any]:
             for item in arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]:
                 path = dotted(item)
                 obj = resolve(m.ctx, path) if path else None
-                if isinstance(obj, torch.Tensor) and same_device(str(obj.device), device):
+                if isinstance(obj, torch.Tensor) and same_device(str(obj.device), device) and not _lengths(path, obj):
                     found.setdefault(path, obj)
         for spread in (k.value for k in call.keywords if k.arg is None):
             path = dotted(spread)

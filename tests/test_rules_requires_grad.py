@@ -305,3 +305,12 @@ def test_a_model_frozen_by_a_loop_of_an_earlier_cell_names_the_loop(shell):
              "%%gradcheck\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
     d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
     assert (2, 2) in lines_of(d) and (3, 3) in lines_of(d) and d.fix is None
+
+
+def test_a_weight_of_an_earlier_cell_the_optimizer_trains_gets_requires_grad_there(shell):
+    cells = ["import torch\nweights = torch.randn(3)\n",
+             "%%gradcheck\nopt = torch.optim.SGD([weights], lr=0.1)\nfeatures = torch.randn(5, 3)\n"
+             "loss = (features @ weights).sigmoid().mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (1, 2) in lines_of(d) and (2, 5) in lines_of(d)
+    assert "weights = torch.randn(3, requires_grad=True)" in fix_runs_clean(shell, cells, d)[0]

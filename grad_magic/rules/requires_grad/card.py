@@ -57,7 +57,7 @@ def missing_requires_grad(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis
             return explain(ctx, _at(ctx, tracer, found[0]), site, loss, [c for c in found if c.where == found[0].where])
     leaves = [c for c in causes if c.kind in (LEAF, OUTSIDE)]
     if leaves:
-        return _leaves(ctx, _at(ctx, tracer, leaves[0]), site, loss, [c for c in leaves if c.where == leaves[0].where])
+        return _leaves(ctx, tracer, site, loss, leaves)
     why = None if torch.is_grad_enabled() else "missing_rg.why_grad_mode_off"
     return _unknown(ctx, loss, why)
 
@@ -121,21 +121,26 @@ def _facts_on_line(ctx: RuleContext, lineno: Optional[int]) -> Sequence[TensorFa
         return ()
 
 
-def _leaves(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, leaves: List[Cause]) -> Diagnosis:
-    a = at.ctx
-    src = a.record.source
+def _leaves(ctx: RuleContext, tracer: Tracer, site: BackwardSite, loss: Loss, leaves: List[Cause]) -> Diagnosis:
+    """Leaves made without requires_grad: those the cells train (`.grad` read, given to an optimizer), else
+    all; fixed where they are made when that is one cell, else named in each cell."""
     named = list(dict.fromkeys(leaves))
-    evidence = grad_evidence(at.unit.tree) | (grad_evidence(cell_tree(ctx.record.source)) if not at.here else set())
+    units = {c.where: _at(ctx, tracer, c) for c in named}
+    evidence = grad_evidence(tracer.tree).union(*(grad_evidence(a.unit.tree) for a in units.values()))
     chosen = [c for c in named if c.name in evidence] or named
-    shown = {c: quote(c.name) if c.name else f"`{code_text(src, c.node)}`" for c in chosen}
+    places = list(dict.fromkeys(c.where for c in chosen))
+    at = units[places[0]]
+    shown = {c: quote(c.name) if c.name else f"`{code_text(units[c.where].ctx.record.source, c.node)}`"
+             for c in chosen}
     names = catalog.listing(list(shown.values()), ctx.language)
     why = [ctx.say("missing_rg.why_graph")]
     for c in chosen:
+        a = units[c.where].ctx
         why.append(a.say("missing_rg.why_leaf", name=shown[c], lineno=c.lineno,
-                         code=code_text(src, c.stmt or c.node)) if c.kind == LEAF else
+                         code=code_text(a.record.source, c.stmt or c.node)) if c.kind == LEAF else
                    a.say("missing_rg.why_outside", name=shown[c]))
     used = [c for c in chosen if c.name in evidence]
-    fix = leaf_fix(a, chosen, at.unit.torch)
+    fix = leaf_fix(at.ctx, chosen, at.unit.torch) if len(places) == 1 else None
     if used:
         why.append(ctx.say("missing_rg.why_evidence", names=catalog.listing([quote(c.name) for c in used],
                                                                             ctx.language)))
@@ -143,11 +148,14 @@ def _leaves(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, leaves: Li
         why.append(ctx.say("missing_rg.why_no_evidence" if fix is not None else "missing_rg.why_no_evidence_no_fix"))
     if fix is None and any(c.kind == OUTSIDE for c in chosen):
         why.append(ctx.say("missing_rg.why_outside_fix"))
-    return _diagnosis(
+    d = _diagnosis(
         ctx, loss, title=ctx.say("missing_rg.title_leaf", loss=loss.text, names=names),
         summary=ctx.say("missing_rg.summary_leaf", loss=loss.text, names=names), why=why,
-        lines=[c.lineno for c in chosen], names=[c.name for c in chosen],
+        lines=[c.lineno for c in chosen if c.where == places[0]], names=[c.name for c in chosen],
         tensors=[_fact(site.scope, c) for c in chosen], fix=fix, at=at)
+    for where in places[1:]:  # NB: leaves of several cells: each cell's lines, no fix
+        d = with_lines(d, units[where].ctx, [c.lineno for c in chosen if c.where == where])
+    return d
 
 
 def _fact(scope: Scope, cause: Cause) -> Optional[TensorFact]:

@@ -21,7 +21,7 @@ from ..kit import callee_name, dotted, grad_off_around, is_false, is_leaf, scope
 from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, NO_GRAD, NONDIFF, NONDIFF_METHODS,
                       NOTHING, OUTSIDE, TAKES_REQUIRES_GRAD, Cause, Flow, Scope, binds, combine, false_arg)
 from .culprit_units import Unit, Units, caller_call, method_of, parameters, self_resolver, user_function
-from ..places import method_place
+from ..places import global_assignment, method_place
 
 
 def _loops_around(scope: Scope, lineno: int) -> List[ast.stmt]:
@@ -273,7 +273,7 @@ class Tracer:
             return self.name(name, outer, 10 ** 9)
         if not defs:
             if isinstance(obj, torch.Tensor) and is_leaf(obj):
-                return Flow(False, (self.cause(OUTSIDE, None, scope, name, obj=obj),))
+                return Flow(False, (self._made_before(name, obj) or self.cause(OUTSIDE, None, scope, name, obj=obj),))
             return NOTHING
         flows = [self.definition(d, name, scope, obj) for d in defs]
         if isinstance(obj, torch.Tensor) or not self._under_cut and not all(f.grad for f in flows):
@@ -281,6 +281,19 @@ class Tracer:
             # that may have made this value, only the gradless ones can have
             return Flow(False, tuple(dict.fromkeys(c for f in flows if not f.grad for c in f.causes)))
         return combine(flows)
+
+    def _made_before(self, name: str, obj: torch.Tensor) -> Optional[Cause]:
+        """The leaf `obj`, a global made by a top-level `name = torch.randn(...)` of an earlier cell: a cause
+        there (the namespace must hold that very tensor)."""
+        if self.ctx.namespace.get(name) is not obj:
+            return None
+        place = global_assignment(self.ctx, name)
+        stmt = place.node if place is not None else None
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return None
+        unit = self.units.of_place(place)
+        scope = unit.module_scope
+        return self.cause(LEAF, stmt.lineno, scope, name, node=stmt.value, stmt=stmt, obj=obj)
 
     def reaching(self, scope: Scope, name: str, line: int) -> List[ast.stmt]:
         """The last binding before `line`, and bindings later in a loop around `line` (the next pass)."""

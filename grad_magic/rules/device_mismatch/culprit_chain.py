@@ -6,7 +6,8 @@ attribute (`self.pe = ...` in `__init__`), to the cell that built the loss it we
 
 Evidence is what ran: the traceback's frames and their variables, the live objects reached from them, the
 functions' and classes' own code (its cell by compiled name). Each spot is a `Move` of a `Mover` that reads
-that cell; the moves of every cell go into one `Plan`.
+that cell; the moves of every cell go into one `Plan`. What a model holds: culprit_held.py; what the failing
+line itself says: culprit_line.py.
 May touch: frames' variables, live objects' dicts and types (metadata only, no user code runs), the user's
 cells' text. No wording.
 """
@@ -29,6 +30,7 @@ from .culprit_line import made, own_device, passed_as, taken_from, unnamed
 from .culprit_origins import Move, Mover, Plan
 from .culprit_paths import callee, item_of, owner_of, path_to, resolve, root_of, static
 from .culprit_scopes import binds, placed
+
 
 class Chain:
     """The user frames of the run (outermost first) and a Mover per frame or place, sharing one Plan."""
@@ -276,6 +278,7 @@ class Chain:
 
     def own_device(self, m: Mover, scope: ast.AST, lineno: int) -> Optional[str]:
         return own_device(m, scope, lineno, self.target.device)
+
 
 def named(ctx: RuleContext, p: Party, path: str) -> Party:
     """The party `p` by its name in another frame: `module` set when the path is a module's tensor."""

@@ -220,11 +220,12 @@ def test_an_integer_mask_kept_as_a_parameter_stays_data(shell):
     assert "self.mask = nn.Parameter(mask, requires_grad=False)" in fixed_cells[0]
 
 
-def test_an_integer_parameter_used_as_a_weight_is_not_kept_as_data(shell):
+def test_an_integer_parameter_used_as_a_weight_is_made_float_where_its_value_is_made(shell):
     cells = [MASKED_CORE.replace("masked_fill(self.mask == 0, -1e4)", "mul(self.mask)"),
              "mask = torch.tensor([1, 0, 1])\n", "%%gradcheck\ncore = Core(mask)\n"]
     d = card_of(shell, cells, "integer-requires-grad", raises=RuntimeError)
-    assert (1, 8) in lines_of(d) and d.fix is None
+    assert (1, 8) in lines_of(d) and (2, 1) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1] == "mask = torch.tensor([1, 0, 1], dtype=torch.float32)"
 
 
 NET = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
@@ -314,3 +315,11 @@ def test_a_weight_of_an_earlier_cell_the_optimizer_trains_gets_requires_grad_the
     d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
     assert (1, 2) in lines_of(d) and (2, 5) in lines_of(d)
     assert "weights = torch.randn(3, requires_grad=True)" in fix_runs_clean(shell, cells, d)[0]
+
+
+def test_an_integer_tensor_made_in_an_earlier_cell_is_made_float_there(shell):
+    cells = ["import torch\nscale = torch.tensor([1, 2, 3])\n",
+             "%%gradcheck\nscale.requires_grad_()\nloss = (scale * torch.randn(3)).sum()\nloss.backward()\n"]
+    d = card_of(shell, cells, "integer-requires-grad", raises=RuntimeError)
+    assert (1, 2) in lines_of(d) and (2, 2) in lines_of(d)
+    assert "scale = torch.tensor([1, 2, 3], dtype=torch.float32)" in fix_runs_clean(shell, cells, d)[0]

@@ -269,7 +269,8 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
     if call is not None and callee_name(call) in ("tensor", "arange") and \
             not any(k.arg == "dtype" for k in call.keywords):
         why.append(ctx.say("int_rg.why_literal", call=callee_name(call)))
-    fix = float_fix(ctx, call, subject) if call is not None else None
+    made = found.at or ctx  # NB: the cell whose line made it
+    fix = float_fix(made, call, subject) if call is not None else None
     if found.constant is not None:
         fix = frozen_parameter_fix(ctx, found.constant, subject)
         why.append(ctx.say("int_rg.why_constant", name=subject, attr=found.attr))
@@ -277,11 +278,12 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
                        "int_rg.why_fix_constant" if fix is not None else "int_rg.why_no_fix",
                        default=dtype_name(torch.get_default_dtype())))
     facts = [f for f in [fact_for(name, found.tensor)] if f is not None] if name and found.tensor is not None else []
-    return ctx.diagnosis(
+    d = made.diagnosis(
         INT_KIND, ERROR, title=ctx.say("int_rg.title", name=subject, dtype=dtype),
         summary=ctx.say("int_rg.summary_constant" if found.constant is not None else "int_rg.summary",
                         name=subject, dtype=dtype),
         what=ctx.say("int_rg.what", lineno=lineno, name=subject, dtype=dtype),
-        why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
-        lines=sorted({n for n in (getattr(call, "lineno", None), lineno) if n}), names=[name] if name else [],
-        tensors=facts, fix=fix)
+        why=catalog.sentences(why, ctx.language), where=made.where(call.lineno) if found.at else ctx.where(lineno),
+        lines=sorted({n for n in (getattr(call, "lineno", None), None if found.at else lineno) if n}),
+        names=[name] if name else [], tensors=facts, fix=fix)
+    return with_lines(d, ctx, [lineno]) if found.at is not None else d

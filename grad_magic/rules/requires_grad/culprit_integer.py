@@ -15,6 +15,7 @@ from ...cell import cell_tree, enclosing_statement
 from ...facts import dtype_name
 from ..context import RuleContext
 from ..kit import callee_name, dotted, scope_statements, torch_aliases
+from ..places import global_assignment
 from .culprit import FACTORIES, binds
 
 
@@ -30,6 +31,7 @@ class IntegerTensor:
     # with `self.mask`: integer data kept as a parameter, never trained (its fix: `requires_grad=False`)
     constant: Optional[ast.Call] = None
     attr: str = ""  # `self.mask`, when `constant`
+    at: Optional[RuleContext] = None  # the view on the earlier cell whose top level made it (`call` is there)
 
 
 def integer_tensor(ctx: RuleContext) -> IntegerTensor:
@@ -42,7 +44,13 @@ def integer_tensor(ctx: RuleContext) -> IntegerTensor:
     dtype = dtype_name(obj.dtype) if isinstance(obj, torch.Tensor) else literal_dtype(call)
     constant = constant_parameter(tree, stmt) if call is None and stmt is not None else None
     attr = (dotted(stmt.targets[0]) or "") if constant is not None else ""  # type: ignore[union-attr]
-    return IntegerTensor(call, name, obj, dtype, constant, attr)
+    at = None
+    if call is None and constant is None and name and isinstance(obj, torch.Tensor) and ctx.namespace.get(name) is obj:
+        place = global_assignment(ctx, name)  # NB: made by a top-level statement of an earlier cell
+        value = getattr(place.node, "value", None) if place is not None else None
+        if isinstance(value, ast.Call) and is_torch_factory(value, torch_aliases(place.tree) | {"torch"}):
+            call, at = value, place.ctx
+    return IntegerTensor(call, name, obj, dtype, constant, attr, at)
 
 
 def constant_parameter(tree: ast.Module, stmt: ast.stmt) -> Optional[ast.Call]:

@@ -198,3 +198,11 @@ def test_weights_a_helper_makes_with_an_op_after_requires_grad_are_all_fixed_the
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "w = torch.randn(3, 2).double().requires_grad_()" in fixed_cells[0]
     assert "b = torch.zeros(2).double().requires_grad_()" in fixed_cells[0]
+
+
+def test_weights_scaled_after_requires_grad_in_an_earlier_cell_are_fixed_there(shell):
+    cells = ["import torch\nw = torch.randn(3, 2, requires_grad=True) * 0.01\nb = torch.zeros(2)\n",
+             "%%gradcheck\nloss = (torch.ones(4, 3) @ w + b).sum()\nloss.backward()\nw.grad\n"]
+    d = card_of(shell, cells, "non-leaf-grad")
+    assert (1, 2) in lines_of(d) and (2, 4) in lines_of(d)
+    assert "w = (torch.randn(3, 2) * 0.01).requires_grad_()" in fix_runs_clean(shell, cells, d)[0]

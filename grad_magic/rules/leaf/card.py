@@ -19,7 +19,7 @@ from ..context import RuleContext
 from ..kit import code_text, fact_for, grad_fn_name, quote
 from ..places import with_lines
 from ..registry import rule
-from .culprit import (LeafWrite, bindings, is_update, leaf_write, made_in_helper, makes_leaf, no_grad_header,
+from .culprit import (LeafWrite, bindings, is_update, leaf_write, made_before, makes_leaf, no_grad_header,
                       non_leaf_reads, pending_backward, reads_name, same_writes, siblings_of, static_target,
                       update_run, wrapped_leaf)
 from .fix import made_fix, rebind_fix, retain_fix, update_fix, wrap_fix
@@ -131,7 +131,7 @@ def _made_in_helper(ctx: RuleContext, name: str, grad_fn: str, names: List[str],
     """`w1, b1 = make_params()` where make_params makes each with `requires_grad=True` and then an op: all of
     them are fixed there, in the helper's cell."""
     src = at.record.source
-    others = [m for m in (made_in_helper(ctx, cell_tree(ctx.record.source), n) for n in names if n != name)
+    others = [m for m in (made_before(ctx, cell_tree(ctx.record.source), n) for n in names if n != name)
               if m is not None and m[0].record.filename == at.record.filename and wrapped_leaf(m[1].value)]
     more = sorted({id(m[1]): m[1] for m in others if m[1] is not made}.values(), key=lambda s: s.lineno)
     fix = made_fix(at, made, name, more)
@@ -154,7 +154,7 @@ def _why_not_leaf(ctx: RuleContext, tree: ast.Module, name: str, read_line: int,
         why = [ctx.say("nonleaf.why_rebound", name=name, lineno=r.lineno, code=code_text(src, r)),
                ctx.say("nonleaf.why_rebound_fix" if fix is not None else "nonleaf.why_rebound_no_fix", name=name)]
         return ctx.say("nonleaf.title_rebound", name=name, lineno=r.lineno), r.lineno, fix, why
-    helper = made_in_helper(ctx, tree, name) if not binds else None
+    helper = made_before(ctx, tree, name) if not binds else None
     if helper is not None and wrapped_leaf(helper[1].value) is not None:
         return _made_in_helper(ctx, name, grad_fn, names, *helper)
     if binds and wrapped_leaf(binds[0].value) is not None:

@@ -18,7 +18,7 @@ from ...record import OpEvent
 from ..context import RuleContext
 from ..kit import (callee_name, dotted, failed_op, function_around, grad_fn_name, grad_off_around, is_leaf,
                    lookup, scope_statements, starts_line, torch_name)
-from ..places import function_place, item_returned
+from ..places import function_place, global_assignment, item_returned
 
 # in-place ops that set or update values (parameter updates, initialisation): safe under no_grad
 UPDATES = frozenset({
@@ -283,4 +283,20 @@ def made_in_helper(ctx: RuleContext, tree: ast.AST, name: str) -> Optional[Tuple
         made = bindings(place.node, values[0].id) if len(values) == 1 and isinstance(values[0], ast.Name) else []
         if made:
             return place.ctx, made[0], node.lineno
+    return None
+
+
+def made_before(ctx: RuleContext, tree: ast.AST, name: str) -> Optional[Tuple[RuleContext, ast.Assign, int]]:
+    """Where a tensor the cell reads but never binds was made: through a helper's return (`made_in_helper`),
+    else by a plain top-level `name = ...` of an earlier cell (the namespace's very tensor); the call line is 0
+    for the latter."""
+    found = made_in_helper(ctx, tree, name)
+    if found is not None:
+        return found
+    obj = ctx.names.lookup(name)
+    place = global_assignment(ctx, name) if "." not in name and obj is not None and \
+        ctx.namespace.get(name) is obj else None
+    stmt = place.node if place is not None else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and dotted(stmt.targets[0]) == name:
+        return place.ctx, stmt, 0
     return None

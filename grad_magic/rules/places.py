@@ -274,7 +274,9 @@ def getitem_of(ctx: RuleContext, loader: Any) -> Optional[Place]:
 
 def with_lines(d: Diagnosis, ctx: RuleContext, lines: Sequence[Optional[int]]) -> Diagnosis:
     """`d` with lines of another view's cell added (and that cell's text, for a card to show them)."""
-    shown = tuple(sl for sl in (ctx.line(n) for n in lines) if sl is not None and sl not in d.lines)
+    have = {(sl.cell, sl.file, sl.lineno) for sl in d.lines}
+    shown = tuple(dict.fromkeys(sl for sl in (ctx.line(n) for n in lines)
+                                if sl is not None and (sl.cell, sl.file, sl.lineno) not in have))
     if not shown:
         return d
     if not ctx.elsewhere:

@@ -263,6 +263,7 @@ def test_an_argmax_decoded_value_gets_the_differentiable_argmax(shell):
              "%%gradcheck\nmodel = Net()\nloss = (decode(model(torch.randn(2, 4))) - 1).abs().mean()\nloss.backward()\n"]
     d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
     assert (2, 2) in lines_of(d) and "requires_grad=True` anywhere would run but train nothing" in d.why
+    assert "On line 2 of In [2] (`idx = scores.argmax(dim=1)`)" in d.why
     assert ".softmax(dim=1).movedim(1, -1)" in fix_runs_clean(shell, cells, d)[1]
 
 

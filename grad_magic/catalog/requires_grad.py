@@ -285,8 +285,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "`{loss}` 的计算经过了 `{op}`（第 {lineno} 行），它返回的是索引、整数或布尔值：梯度无法从它反向传回。",
     },
     "missing_rg.why_nondiff": {
-        "en": "Line {lineno} (`{code}`) makes {name} with `{op}`: its result has no grad_fn, so nothing before it "
-              "gets a gradient, and `requires_grad=True` anywhere would run but train nothing.",
+        "en": "On line {lineno} (`{code}`), {name} is made with `{op}`: its result has no grad_fn, so nothing "
+              "before it gets a gradient, and `requires_grad=True` anywhere would run but train nothing.",
         "zh": "第 {lineno} 行（`{code}`）用 `{op}` 得到 {name}：它的结果没有 grad_fn，之前的一切都得不到梯度；"
               "在任何地方加 `requires_grad=True` 虽然能运行，却什么也训练不了。",
     },

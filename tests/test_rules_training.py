@@ -387,3 +387,18 @@ def test_a_hack_torch_refuses_once_fixed_leaves_words_only(shell):
             "    loss.requires_grad = True\n    loss.backward()\n    opt.step()\n")
     d = next(d for d in helper_run(shell, CALLEES["decorated"][0], cell) if d.kind == "frozen-by-no-grad")
     assert (2, 1) in {(sl.cell, sl.lineno) for sl in d.lines} and d.fix is None
+
+
+@pytest.mark.parametrize("where", ["helper", "cell"])
+def test_zero_grad_between_backward_and_step_is_moved_before_backward(shell, where):
+    body = ("    for i in range(3):\n        loss = criterion(model(x), y)\n        loss.backward()\n"
+            "        opt.zero_grad()\n        opt.step()\n")
+    if where == "helper":
+        d = next(d for d in helper_run(shell, "def fit():\n" + body, "fit()\n") if d.kind == "frozen-by-no-grad")
+        assert {(2, 4), (2, 5), (2, 6)} <= {(sl.cell, sl.lineno) for sl in d.lines}
+        assert fixed_and_run_again(shell, d, "fit()\n") == []
+    else:
+        cell = body.replace("\n    ", "\n")[4:]
+        d = next(d for d in found_after(shell, cell) if d.kind == "frozen-by-no-grad")
+        assert d.fix.source.splitlines()[3:6] == ["    opt.zero_grad()", "    loss.backward()", "    opt.step()"]
+        assert run(shell, d.fix.source).success and mine(grad_magic.last_diagnoses()) == []

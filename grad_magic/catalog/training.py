@@ -189,6 +189,16 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "training.at": {"en": "on line {lineno}", "zh": "第 {lineno} 行"},
     "training.at_here": {"en": "on line {lineno} of this cell", "zh": "本单元格第 {lineno} 行"},
+    "training.frozen.why_cleared": {
+        "en": "`{call}` runs after backward() and before the step: it clears the gradients backward() just made, "
+              "so step() finds none. Clear them before backward() instead.",
+        "zh": "`{call}` 在 backward() 之后、step 之前执行：它清掉了 backward() 刚算出的梯度，所以 step() 一个"
+              "梯度也找不到。请改为在 backward() 之前清零梯度。",
+    },
+    "training.frozen.fix_cleared": {
+        "en": "move the zero_grad() of line {lineno} before the backward() on line {backward}",
+        "zh": "把第 {lineno} 行的 zero_grad() 移到第 {backward} 行的 backward() 之前",
+    },
     "training.frozen.fix_dedent": {
         "en": "move the forward pass out of the `with` block on line {lineno}, so autograd records it",
         "zh": "把前向计算移出第 {lineno} 行的 `with` 块，让 autograd 记录它",

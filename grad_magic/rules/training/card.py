@@ -118,7 +118,8 @@ def frozen_by_no_grad(ctx: RuleContext) -> Optional[Diagnosis]:
             step = dataclasses.replace(step, lineno=inner[1])
     cause = nothing_trained(ctx, tree, step.lineno)
     fix = frozen_fix(ctx, tree, cause) if tree is not None else None
-    why = [ctx.say(f"training.frozen.why_{cause.kind}", optimizer=label, block=cause.block, loss=cause.loss)]
+    why = [ctx.say(f"training.frozen.why_{cause.kind}", optimizer=label, block=cause.block, loss=cause.loss,
+                   call=one_line(ctx.record.source, cause.cleared[1]) if cause.cleared else "")]
     if cause.kind == "no_grad":
         if not cause.backward:
             why.append(ctx.say("training.frozen.why_no_backward", optimizer=label))

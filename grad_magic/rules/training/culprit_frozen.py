@@ -25,7 +25,8 @@ from .culprit import (backward_lines, backward_receiver_names, body_of, calls_ba
 class NothingTrained:
     """Why no parameter got a gradient, and what a fix needs to know."""
 
-    kind: str  # "no_grad" (the forward ran under a grad-off block), "no_backward", "detached" or "other"
+    kind: str  # "no_grad" (the forward ran under a grad-off block), "no_backward", "cleared" (zero_grad() between
+    # backward() and the step), "detached" or "other"
     lines: Tuple[Optional[int], ...]
     block: int  # the line of the cell's first grad-off block, 0 when none
     loss: str  # the first name backward() is called on, "loss" when none
@@ -33,6 +34,7 @@ class NothingTrained:
     grad_off: Optional[ast.stmt] = None  # the one grad-off block to take the forward out of
     step: Optional[ast.stmt] = None  # the `<optimizer>.step()` a missing backward() goes before
     missing: Optional[str] = None  # the loss to call that backward() on
+    cleared: Optional[Tuple[ast.stmt, ast.stmt]] = None  # (the backward, the zero_grad() after it)
 
 
 def nothing_trained(ctx: RuleContext, tree: Optional[ast.Module], step_line: Optional[int]) -> NothingTrained:
@@ -49,9 +51,34 @@ def nothing_trained(ctx: RuleContext, tree: Optional[ast.Module], step_line: Opt
         stmt = step_statement(tree, step_line)
         missing = loss_before(ctx, tree, stmt) if stmt is not None else None
         return NothingTrained("no_backward", (step_line,), block, loss, backward, step=stmt, missing=missing)
+    stmt = step_statement(tree, step_line)
+    cleared = _cleared_before_step(tree, stmt) if stmt is not None else None
+    if cleared is not None:  # NB: `opt.zero_grad()` between backward() and step(): the gradients are dropped
+        return NothingTrained("cleared", (cleared[0].lineno, cleared[1].lineno, step_line), block, loss, backward,
+                              step=stmt, cleared=cleared)
     if any(_is_cut_off(ctx.names.lookup(n)) for n in receivers):
         return NothingTrained("detached", (step_line, *backward_lines(tree)), block, loss, backward)
     return NothingTrained("other", (step_line,), block, loss, backward)
+
+
+def _cleared_before_step(tree: ast.AST, step: ast.stmt) -> Optional[Tuple[ast.stmt, ast.stmt]]:
+    """(backward, zero_grad): in the step's block, the last `backward()` before the step, then a `zero_grad()`
+    statement between the two -- the gradients backward() made are dropped before step() reads them."""
+    body = body_of(tree, step)
+    if body is None or step not in body:
+        return None
+    before = body[:body.index(step)]
+    backward = next((s for s in reversed(before) if _has_call(s, "backward")), None)
+    if backward is None:
+        return None
+    between = before[before.index(backward) + 1:]
+    zero = next((s for s in between if isinstance(s, ast.Expr) and _has_call(s, "zero_grad")), None)
+    return (backward, zero) if zero is not None else None
+
+
+def _has_call(node: ast.AST, attr: str) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
+               for n in ast.walk(node))
 
 
 def _is_cut_off(value: Any) -> bool:

@@ -79,6 +79,15 @@ def frozen_fix(ctx: RuleContext, tree: ast.Module, cause: NothingTrained) -> Opt
     if cause.grad_off is not None:
         edits = dedent_with(src, cause.grad_off) + requires_grad_hacks(src, tree)
         return make_fix(src, edits, ctx.say("training.frozen.fix_dedent", lineno=cause.grad_off.lineno))
+    if cause.kind == "cleared" and cause.cleared is not None:
+        backward, zero = cause.cleared
+        if not (starts_line(src, backward) and _alone_on_line(src, zero)) or zero.end_lineno != zero.lineno:
+            return None
+        offs, lines = line_offsets(src), split_lines(src)
+        moved = f"{indent_of(lines[backward.lineno - 1])}{lines[zero.lineno - 1].strip()}"
+        return make_fix(src, [insert_line_before(src, backward.lineno, moved),
+                              TextEdit(offs[zero.lineno - 1], offs[zero.lineno], "")],
+                        ctx.say("training.frozen.fix_cleared", lineno=zero.lineno, backward=backward.lineno))
     if cause.step is not None and cause.missing is not None:
         lineno = cause.step.lineno
         call = f"{cause.missing}.backward()"

@@ -27,7 +27,8 @@ def apply_edits(source: str, edits: Iterable[TextEdit]) -> str:
 
 def parses(cell: str) -> bool:
     try:
-        ast.parse(python_of_cell(cell))
+        # NB: compiled, not only parsed: `f(device=a, device=b)` parses but does not compile
+        compile(python_of_cell(cell), "<fix>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -58,10 +58,14 @@ def listing(items: Iterable[str], language: str = "", most: int = 0) -> str:
 
 # A line number in a sentence, and how it says which cell the line is in (`place`: `In [3]`, `model.py`).
 _LINE_REFERENCE = {
-    "en": (re.compile(r"\blines? \d+(?:[-–]\d+)?(?:(?:, | and )\d+(?:[-–]\d+)?)*(?: of (?:the|this) cell)?"),
+    "en": (re.compile(r"\b[Ll]ines? \d+(?:[-–]\d+)?(?:(?:, | and )\d+(?:[-–]\d+)?)*(?: of (?:the|this) cell)?"),
            lambda m, place: re.sub(r" of (?:the|this) cell$", "", m.group(0)) + f" of {place}"),
-    "zh": (re.compile(r"(?:单元格)?第 \d+ 行"), lambda m, place: f"{place} " + m.group(0).replace("单元格", "")),
+    # NB: a space before the place after a Chinese character ("在 In [3] 第 7 行"), none at the start
+    "zh": (re.compile(r"(?:单元格)?第 \d+(?:[-–]\d+)? 行"),
+           lambda m, place: (" " if m.start() and _CJK.match(m.string, m.start() - 1) else "")
+           + f"{place} " + m.group(0).replace("单元格", "")),
 }
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def lines_in(text: str, language: str, place: str) -> str:

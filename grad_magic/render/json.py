@@ -17,7 +17,10 @@ SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix 
 LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "original_error",
           "versions", "notes", "insert", "replace", "copy", "copied", "inserted", "replaced",
           "copy_failed", "severity.error", "severity.warning", "gradfix_hint", "column.name", "column.shape",
-          "column.dtype", "column.device", "column.requires_grad", "column.version")
+          "column.dtype", "column.device", "column.requires_grad", "column.version",
+          # NB: schema 2's buttons; `{place}` is left for the extension to fill (`In [3]`)
+          "this_cell", "fixed_copy", "apply", "applied", "already_applied", "changed", "gone", "rerun",
+          "rerunning", "rerun_done", "rerun_failed", "rerun_gone", "file_hint")
 
 
 def _fix(d: Diagnosis) -> Dict[str, Any]:

@@ -43,7 +43,8 @@ class RuleContext:
 
     def view(self, frame: Frame) -> "RuleContext":
         """This run seen from `frame`, a user frame outside the running cell."""
-        return RuleContext(seen_from(self.record, frame), self.namespace, self.language, self._shared)
+        running = self.record.outer if self.record.outer is not None else self.record  # NB: never a view of a view
+        return RuleContext(seen_from(running, frame), self.namespace, self.language, self._shared)
 
     @property
     def elsewhere(self) -> bool:

@@ -19,7 +19,7 @@ import torch
 from ...cell import cell_tree, segment
 from ...record import StepEvent
 from ..context import RuleContext
-from ..kit import module_parameters, optimizer_params, stepped_optimizers
+from ..kit import dotted, holder_name, module_parameters, optimizer_params, stepped_optimizers
 from ..places import cells_before, root, view_on
 
 HARMLESS_CALLS = ("print", "display", "len", "isinstance", "type", "id", "repr", "str")  # they change no model
@@ -82,7 +82,7 @@ def _held_twins(ctx: RuleContext, steps: Sequence[StepEvent]) -> List[Tuple[str,
                 return []
             model = held.model() if held.model is not None else None
             if isinstance(model, torch.nn.Module):
-                found.setdefault(id(model), (ctx.names.name_for(model) or held.path, model))
+                found.setdefault(id(model), (holder_name(ctx, model) or held.path, model))
     return list(found.values())
 
 
@@ -149,11 +149,13 @@ def _assigns(stmt: ast.stmt, name: str) -> bool:
 
 
 def _remakes(stmt: ast.stmt, model: str) -> bool:
-    """`model = ...`, `model.fc = ...` / `model[0] = ...`, or `model` passed to a call (`speedup(model)`)."""
+    """`model = ...`, `model.fc = ...` / `model[0] = ...`, or `model` passed to a call (`speedup(model)`);
+    for a model held as an attribute, `trainer.model = ...`."""
     if _assigns(stmt, model):
         return True
     targets = stmt.targets if isinstance(stmt, ast.Assign) else []
-    if any(isinstance(t, (ast.Attribute, ast.Subscript)) and _base(t) == model for t in targets):
+    if any(dotted(t) == model or isinstance(t, (ast.Attribute, ast.Subscript)) and _base(t) == model
+           for t in targets):
         return True
     if not isinstance(stmt, (ast.Expr, ast.Assign)):
         return False

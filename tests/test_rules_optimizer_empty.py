@@ -162,3 +162,17 @@ def test_a_plain_dict_in_an_earlier_cell_is_wrapped_there(shell, cell):
         in fixed.source.splitlines()
     assert run(shell, fixed.source).success and run(shell, "%%gradcheck\n" + cell).success
     assert KIND not in _kinds(shell)
+
+
+def test_a_generator_used_up_in_an_earlier_cell_and_passed_to_a_helper_is_listed_there(shell):
+    made = ("import torch\nmodel = torch.nn.Linear(3, 1)\nparams = model.parameters()\n"
+            "print(sum(p.numel() for p in params))\n")
+    helper = "def make_optimizer(ps, lr=1e-3):\n    return torch.optim.Adam(ps, lr=lr)\n"
+    assert run(shell, made).success and run(shell, helper).success
+    result = run(shell, "%%gradcheck\nopt = make_optimizer(params)\n")
+    assert isinstance(result.error_in_exec, ValueError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == KIND and [(sl.cell, sl.lineno) for sl in d.lines] == [(1, 3), (3, 2)]
+    (fixed,) = d.fix.elsewhere
+    assert fixed.cell == 1 and fixed.source.splitlines()[2] == "params = list(model.parameters())"
+    assert run(shell, fixed.source).success and run(shell, "%%gradcheck\nopt = make_optimizer(params)\n").success

@@ -13,7 +13,7 @@ from ...cell import cell_tree
 from ...model import ERROR, WARNING, Diagnosis
 from ...record import StepEvent
 from ..context import RuleContext
-from ..kit import fact_for, holder_name, one_line
+from ..kit import fact_for, holder_name, names_an_argument, one_line
 from ..places import root, view_on, with_lines
 from ..registry import rule
 from .culprit_empty import empty_cause, params_argument
@@ -93,11 +93,13 @@ def _manual_card(update: ManualUpdate) -> Diagnosis:
     "optimizer got an empty parameter list",
 ), fix="`nn.ModuleList([...])` around layers kept in a plain list, or `list(model.parameters())` for a "
        "generator that was used up")
-def empty_parameter_list(ctx: RuleContext, err: EmptyParameterList) -> Diagnosis:
+def empty_parameter_list(ctx: RuleContext, err: EmptyParameterList) -> Optional[Diagnosis]:
     """An optimizer was given no parameters: a model whose layers are in a plain list, or a used-up generator."""
     lineno = ctx.record.error_lineno
     tree = cell_tree(ctx.record.source)
     arg = params_argument(ctx, tree, lineno) if tree is not None and lineno else None
+    if arg is not None and names_an_argument(ctx, arg, lineno):
+        return None  # NB: a helper's parameter: the caller's line (a view further out) says what was passed
     cause = empty_cause(ctx, tree, arg) if arg is not None else None
     fix = empty_fix(ctx, cause) if cause is not None else None
     if cause is None:

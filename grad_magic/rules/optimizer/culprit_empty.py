@@ -17,7 +17,7 @@ import torch
 from ...cell import assignments_to, enclosing_statement, segment
 from ..context import RuleContext
 from ..kit import argument
-from ..places import method_place, self_assignments
+from ..places import global_assignment, method_place, self_assignments
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ def params_argument(ctx: RuleContext, tree: ast.Module, lineno: int) -> Optional
                 arg = argument(node, 0, "params")
                 if arg is not None and not isinstance(arg, ast.Starred):
                     found.append(arg)
+    if not found:  # NB: `make_optimizer(params)`: a helper of the user's built it from a generator passed here
+        found = [a for node in ast.walk(stmt) if isinstance(node, ast.Call) for a in node.args
+                 if isinstance(a, ast.Name) and isinstance(ctx.names.lookup(a.id), types.GeneratorType)]
     return found[0] if len(found) == 1 else None
 
 
@@ -58,7 +61,7 @@ def empty_cause(ctx: RuleContext, tree: ast.Module, arg: ast.expr) -> Optional[E
         return _module_without_parameters(ctx, tree, owner, module) if isinstance(module, torch.nn.Module) \
             else None
     if isinstance(arg, ast.Name) and isinstance(ctx.names.lookup(arg.id), types.GeneratorType):
-        return _used_up_generator(tree, arg.id)
+        return _used_up_generator(ctx, tree, arg.id)
     return None
 
 
@@ -109,13 +112,19 @@ def _self_assignment(tree: ast.Module, cls: str, attr: str) -> Optional[ast.expr
     return found[0]
 
 
-def _used_up_generator(tree: ast.Module, name: str) -> EmptyCause:
+def _used_up_generator(ctx: RuleContext, tree: ast.Module, name: str) -> EmptyCause:
+    """`params = model.parameters()` (in this cell, else the newest earlier cell that made it): `list(...)`."""
     stmts = [s for s in assignments_to(tree, name) if isinstance(s, ast.Assign) and len(s.targets) == 1
              and isinstance(s.targets[0], ast.Name)]
+    view = None
+    if not stmts and not ctx.elsewhere:  # NB: made by an earlier cell, at its top level
+        place = global_assignment(ctx, name)
+        if place is not None and isinstance(place.node, ast.Assign) and len(place.node.targets) == 1:
+            stmts, view = [place.node], place.ctx
     if len(stmts) != 1:
         return EmptyCause("generator", {"name": name}, (name,))
     value = stmts[0].value
     made_here = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
         value.func.attr in ("parameters", "named_parameters")
-    return EmptyCause("generator", {"name": name}, (name,), stmts[0].lineno, value if made_here else None, "list")
-
+    return EmptyCause("generator", {"name": name}, (name,), stmts[0].lineno, value if made_here else None, "list",
+                      view)

@@ -61,10 +61,12 @@ def test_a_used_up_generator_becomes_a_list(shell):
     assert run(shell, d.fix.source).success
 
 
-def test_a_generator_from_an_earlier_cell_gets_no_fix(shell):
+def test_a_generator_from_an_earlier_cell_is_listed_there(shell):
     run(shell, "import torch\nmodel = torch.nn.Linear(2, 2)\nparams = model.parameters()\nlist(params)\n")
     d = card(shell, "%%gradcheck\nopt = torch.optim.SGD(params, lr=0.1)\n", KIND, raises=ValueError)
-    assert d.fix is None and "generator" in d.why
+    (fixed,) = d.fix.elsewhere
+    assert "generator" in d.why and fixed.source.splitlines()[2] == "params = list(model.parameters())"
+    assert run(shell, fixed.source).success and run(shell, "%%gradcheck\nopt = torch.optim.SGD(params, lr=0.1)\n").success
 
 
 def test_an_empty_list_literal_is_explained_without_a_fix(shell):

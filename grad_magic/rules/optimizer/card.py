@@ -6,6 +6,7 @@ from fix.py.
 """
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 from ... import catalog
@@ -98,7 +99,7 @@ def empty_parameter_list(ctx: RuleContext, err: EmptyParameterList) -> Optional[
     lineno = ctx.record.error_lineno
     tree = cell_tree(ctx.record.source)
     arg = params_argument(ctx, tree, lineno) if tree is not None and lineno else None
-    if arg is not None and names_an_argument(ctx, arg, lineno):
+    if isinstance(arg, ast.Name) and names_an_argument(ctx, arg, lineno):
         return None  # NB: a helper's parameter: the caller's line (a view further out) says what was passed
     cause = empty_cause(ctx, tree, arg) if arg is not None else None
     fix = empty_fix(ctx, cause) if cause is not None else None

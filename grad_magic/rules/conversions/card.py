@@ -47,7 +47,7 @@ def _numpy_diagnosis(ctx: RuleContext, kind: str, key: str, found: List[Conversi
 def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnosis]:
     """`.numpy()` (or `np.array`) on a tensor that autograd is still tracking."""
     on_line, found = refused_conversions(ctx, lambda t: t.requires_grad)
-    if any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
+    if ctx.elsewhere and not found or any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
         return None  # NB: a helper's parameter: the caller's tensor is the one to detach
     why = [ctx.say("conversions.grad.why")]
     fix = detach_fix(ctx, found) if found else None
@@ -63,10 +63,13 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
     "can't convert meta device type tensor to numpy. … (any non-CPU device: mps:0, xpu:0, meta)",
     "can't convert CUDA tensor to numpy. Use Tensor.cpu() … (older releases)",
 ), fix="`.cpu()` (`.detach().cpu()` when it may require grad) before `.numpy()`; none for meta tensors")
-def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Diagnosis:
+def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Optional[Diagnosis]:
     """`.numpy()` (or `np.array`) on a tensor that lives on a GPU (or another non-CPU device)."""
     device = err.device
     _, found = refused_conversions(ctx, lambda t: t.device.type != "cpu")
+    if ctx.elsewhere and (not found or any(names_an_argument(ctx, c.node, ctx.record.error_lineno)
+                                           for c in found)):
+        return None  # NB: nothing converted on the helper's line, or the caller's tensor: the caller's story
     why = [ctx.say("conversions.device.meta" if device == "meta" else "conversions.device.why", device=device)]
     fix = None
     if device == "meta":

@@ -60,3 +60,23 @@ def test_top_level_await_runs_in_the_kernels_loop_as_in_a_plain_cell():
     assert nb.cells[4].outputs[0].data["text/plain"] == "42"
     errors = [o for o in nb.cells[5].outputs if o.output_type == "error"]
     assert [o.ename for o in errors] == ["SyntaxError"]  # NB: the cell failed, as a plain cell does
+
+
+def test_a_culprit_in_an_earlier_cell_is_named_with_its_cell_and_fixed_there():
+    """Through a real kernel (also Colab's IPython 7, whose cells are `<ipython-input-N-…>`): the card names
+    the method of an earlier cell and proposes a fixed copy of that cell, which runs clean."""
+    model = ("import torch, torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n"
+             "        pad = torch.zeros(x.shape[0], 2)\n        return torch.cat([self.fc(x), pad], dim=1)")
+    train = ("%%gradcheck --no-nan-check\nnet = Net().to('meta')\nx = torch.randn(3, 4, device='meta')\n"
+             "out = net(x)")
+    nb = execute(["%load_ext grad_magic", model, train], allow_errors=True)
+    card = next(o.data["application/vnd.grad-magic.diagnosis+json"] for o in nb.cells[2].outputs
+                if o.output_type == "display_data")
+    assert card["schema_version"] == 2 and card["cell"] == 3
+    assert {(ln["cell"], ln["lineno"], ln["function"]) for ln in card["lines"] if not ln["this"]} >= {
+        (2, 8, "Net.forward")}
+    [fixed] = card["fix"]["cells"]
+    assert fixed["target"] == {"execution_count": 2} and fixed["original"] == model
+    again = execute(["%load_ext grad_magic", fixed["source"], train], allow_errors=True)
+    assert not [o for c in again.cells for o in c.outputs if o.output_type == "error"]

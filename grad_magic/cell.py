@@ -240,7 +240,8 @@ def qualname_at(tree: Optional[ast.Module], lineno: int) -> str:
     body = list(tree.body) if tree is not None else []
     while body:
         node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                     and n.lineno <= lineno <= (n.end_lineno or n.lineno)), None)
+                     and min([n.lineno] + [d.lineno for d in n.decorator_list]) <= lineno
+                     <= (n.end_lineno or n.lineno)), None)  # NB: a decorator line is the function's
         if node is None:
             break
         if function:

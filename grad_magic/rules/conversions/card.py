@@ -47,7 +47,7 @@ def _numpy_diagnosis(ctx: RuleContext, kind: str, key: str, found: List[Conversi
 def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnosis]:
     """`.numpy()` (or `np.array`) on a tensor that autograd is still tracking."""
     on_line, found = refused_conversions(ctx, lambda t: t.requires_grad)
-    if ctx.elsewhere and not found or any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
+    if any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
         return None  # NB: a helper's parameter: the caller's tensor is the one to detach
     why = [ctx.say("conversions.grad.why")]
     fix = detach_fix(ctx, found) if found else None

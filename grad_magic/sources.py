@@ -80,6 +80,23 @@ class Sources:
             number = int(match.group(1)) if match else None
         return number
 
+    def cells(self) -> List[Tuple[int, str]]:
+        """(In [k], compiled name) of every cell IPython ran, newest first: for a number run more than once (a
+        session reset counts from 1 again), the one whose text is the input history's, else the newest."""
+        names = list(self._names.items()) or [(f, self.cell_number(f)) for f in list(linecache.cache)
+                                               if isinstance(f, str) and _IPYTHON_7_NAME.fullmatch(f)]
+        by_number: Dict[int, List[str]] = {}
+        for filename, number in names:
+            if number is not None:
+                by_number.setdefault(number, []).append(filename)
+        found = []
+        for number, filenames in by_number.items():
+            typed = _typed_cell(self._shell, number)
+            same = [f for f in filenames
+                    if typed is not None and _same_lines(typed, "".join(linecache.getlines(f)))]
+            found.append((number, (same or filenames)[-1]))
+        return sorted(found, reverse=True)
+
     def is_user(self, filename: str) -> bool:
         """Cells and the user's own files; not libraries, not `<frozen …>` or `<string>` code."""
         known = self._user.get(filename)

@@ -5,16 +5,14 @@ returns. A place is a view of the run on that cell (RuleContext.view): a rule wo
 exactly as in the running cell, and the engine shows that cell and fixes a copy of it.
 
 The rules' toolkit for earlier cells (kit.py is the one for a cell's own syntax; this one would not fit there).
-May touch: the record's Sources (which code is the user's, a cell's text), linecache (the names IPython gave
-the cells that ran), the cells' ast, and of live objects their code objects and dicts only: never a property,
-never user code.
+May touch: the record's Sources (which code is the user's, the cells that ran and their text), the cells'
+ast, and of live objects their code objects and dicts only: never a property, never user code.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
 import inspect
-import linecache
 import types
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
@@ -85,12 +83,8 @@ def cells_before(ctx: RuleContext) -> List[Tuple[int, str]]:
     if sources is None:
         return []
     mine = top.record.cell
-    found = {}
-    for filename in list(linecache.cache):  # NB: IPython keeps every cell it ran there, under its compiled name
-        number = sources.cell_number(filename) if isinstance(filename, str) else None
-        if number is not None and filename != top.record.filename and (mine is None or number < mine):
-            found[number] = filename
-    return sorted(found.items(), reverse=True)
+    return [(number, filename) for number, filename in sources.cells()
+            if filename != top.record.filename and (mine is None or number < mine)]
 
 
 def global_assignment(ctx: RuleContext, name: str) -> Optional[Place]:

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any, List, Mapping, Optional
 
 from . import state
+from .guard import guarded
 from .model import ERROR, WARNING, Diagnosis
 from .record import RunRecord
 from . import rules  # noqa: F401 -- registers every rule family, in order
@@ -36,7 +37,7 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
             found.append(d)
     if notes and found:
         found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
-    return found
+    return [guarded(d) for d in found]
 
 
 def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> List[Diagnosis]:

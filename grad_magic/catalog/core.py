@@ -53,6 +53,24 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "internal error in grad_magic rule {slug!r}: {error}",
         "zh": "grad_magic 规则 {slug!r} 内部出错：{error}",
     },
+    "note.fix_withheld": {
+        "en": "A fixed copy was found but not offered: {reason}. Change the lines above by hand.",
+        "zh": "找到了修复版本，但没有提供：{reason}。请按上面的说明手动修改。",
+    },
+    # -- the precision guard's reasons (guard.py) --
+    "guard.inconsistent": {
+        "en": "its text is not its edits applied to the code that ran",
+        "zh": "它的文本与对运行过的代码所做的修改不一致",
+    },
+    "guard.does_not_compile": {"en": "the fixed code would not compile", "zh": "修复后的代码无法编译"},
+    "guard.unnamed_cell": {
+        "en": "it changes a cell this card does not point to",
+        "zh": "它修改了本卡片没有指出的单元格",
+    },
+    "guard.outside_evidence": {
+        "en": "it edits code outside the functions where the problem was found",
+        "zh": "它修改了发现问题的函数之外的代码",
+    },
     # -- card labels --
     "card.what": {"en": "What happened", "zh": "发生了什么"},
     "card.why": {"en": "Why", "zh": "原因"},
@@ -122,6 +140,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "card.file_hint": {
         "en": "Change {place} itself (the diff shows how), then reload it.",
         "zh": "请直接修改 {place}（差异显示了改法），然后重新加载它。",
+    },
+    "card.unarmed": {
+        "en": "This card was saved in a notebook you have not trusted: it offers no buttons. "
+              "Run the cell for a live card.",
+        "zh": "这张卡片保存在一个你尚未信任的笔记本中，因此不提供按钮。运行该单元格即可得到可用的卡片。",
     },
     "card.column.name": {"en": "name", "zh": "名称"},
     "card.column.shape": {"en": "shape", "zh": "形状"},

@@ -110,6 +110,29 @@ def test_a_triplet_loss_helper_gets_its_epsilon_in_the_distance_helper(shell):
     assert "torch.sqrt((d ** 2).sum(-1) + 1e-8)" in fix_runs_clean(shell, cells, d)[1]
 
 
+def test_a_pow_that_fed_a_square_root_on_a_later_line_gets_the_epsilon_at_the_root(shell):
+    # energy distance: mean() sends a non-zero gradient to sqrt at 0 (inf), and the pow's 0 * inf is the NaN
+    cells = ["import torch\n",
+             "def pairwise_euclidean(x, y):\n    sq = (x.unsqueeze(1) - y.unsqueeze(0)).pow(2).sum(-1)\n"
+             "    return torch.sqrt(torch.clamp(sq, min=0.0))\n\n\n"
+             "def energy(s, t):\n    return 2 * pairwise_euclidean(s, t).mean() - pairwise_euclidean(s, s).mean()\n",
+             "net = torch.nn.Linear(3, 4)\n",
+             "%%gradcheck\nloss = energy(net(torch.randn(5, 3)), net(torch.randn(5, 3)))\nloss.backward()\n"]
+    d = card_of(shell, cells, "nan-in-backward", raises=RuntimeError)
+    assert "PowBackward0" in d.summary and (2, 3) in lines_of(d) and (2, 2) not in lines_of(d)
+    assert "torch.sqrt(torch.clamp(sq, min=0.0) + 1e-8)" in fix_runs_clean(shell, cells, d)[1]
+
+
+def test_a_pow_whose_result_feeds_two_roots_gets_no_fix(shell):
+    cells = ["import torch\n",
+             "def twice(x, y):\n    sq = (x.unsqueeze(1) - y.unsqueeze(0)).pow(2).sum(-1)\n"
+             "    a = torch.sqrt(sq)\n    b = torch.sqrt(sq * 2)\n    return a + b\n",
+             "net = torch.nn.Linear(3, 4)\n",
+             "%%gradcheck\nx = net(torch.randn(5, 3))\ntwice(x, x).mean().backward()\n"]
+    d = card_of(shell, cells, "nan-in-backward", raises=RuntimeError)
+    assert d.fix is None or "sqrt" not in (d.fix.description or "")
+
+
 def test_without_the_nan_check_nothing_is_diagnosed(shell):
     result = run(shell, "%%gradcheck --no-nan-check\nimport torch\nx = torch.zeros(3, requires_grad=True)\n"
                         "(torch.sqrt(x) * 0).sum().backward()\n")

@@ -19,7 +19,7 @@ from ..cell import assignments_to, cell_tree, enclosing_statement, node_span
 from ..edits import make_fix
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext
-from .kit import ATOMS, parenthesised, text_of
+from .kit import ATOMS, function_around, parenthesised, text_of
 from .places import view_on, with_lines
 from .registry import rule
 
@@ -89,6 +89,28 @@ def exp_before_division(ctx: RuleContext, err: NanError, lineno: Optional[int]) 
     names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return next((a.lineno for name in sorted(names) for a in assignments_to(tree, name) if a is not stmt
                  for c in ast.walk(a) if is_call_of(c, "exp") or is_method_of(c, "exp")), None)
+
+
+def sqrt_fed_by_pow(ctx: RuleContext, err: NanError, lineno: Optional[int]) -> Optional[int]:
+    """For a pow whose statement takes no square root: the line of the one later statement of the same
+    function that takes the square root of a name the pow's statement made (`sq = d.pow(2).sum(-1)` ...
+    `torch.sqrt(sq)`): there sqrt's infinite gradient at 0 met the pow's 0. None otherwise."""
+    stmt = forward_statement(ctx, lineno) if err.op == "pow" and lineno else None
+    if not isinstance(stmt, ast.Assign) or _roots(stmt):
+        return None
+    made = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    tree = cell_tree(ctx.record.source)
+    later = [s for s in ast.walk(function_around(tree, stmt.lineno)) if isinstance(s, SIMPLE)
+             and s.lineno > (stmt.end_lineno or stmt.lineno)
+             and any(isinstance(n, ast.Name) and n.id in made for r in _roots(s) for n in ast.walk(r))]
+    return later[0].lineno if len(later) == 1 and len(_roots(later[0])) == 1 else None
+
+
+SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+
+
+def _roots(stmt: ast.stmt) -> List[ast.Call]:
+    return [n for n in ast.walk(stmt) if is_call_of(n, "sqrt") or is_method_of(n, "sqrt")]
 
 
 def is_call_of(node: ast.AST, op: str) -> bool:
@@ -177,6 +199,7 @@ def nan_in_backward(ctx: RuleContext, err: NanError) -> Diagnosis:
     at = ctx if site is None or site[0] == ctx.record.filename else view_on(ctx, *site)
     op_line = site[1] if site is not None and at is not None else None
     at = at or ctx
+    op_line = sqrt_fed_by_pow(at, err, op_line) or op_line
     exp_line = exp_before_division(at, err, op_line)
     fix = epsilon_fix(at, err, op_line) if op_line and exp_line is None else None
     why = [at.say("numerics.nan.why", function=err.function),

@@ -188,6 +188,35 @@ def test_slice_copies_into_a_new_layers_weight_are_wrapped_together(shell):
         fixed_cells[0]
 
 
+def test_column_edits_through_an_indexed_layer_path_are_wrapped_together(shell):
+    # knowledge-neuron editing: `model.layers[i].dense.weight[:, pos] -= ...` then `+= ...`, in a loop
+    cells = ["import torch\nimport torch.nn as nn\n",
+             "def edit(model, layer, positions, ori, tgt):\n    for pos in positions:\n"
+             "        model.layers[layer].dense.weight[:, pos] -= ori\n"
+             "        model.layers[layer].dense.weight[:, pos] += tgt\n",
+             "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.dense = nn.Linear(4, 3)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.layers = nn.ModuleList([Block(), Block()])\n\n\n"
+             "net = Net()\n",
+             "%%gradcheck\nedit(net, 1, [0, 2], torch.ones(3), torch.zeros(3))\n"]
+    d = card_of(shell, cells, "leaf-modified-in-place", raises=RuntimeError)
+    assert (2, 3) in lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "        with torch.no_grad():\n            model.layers[layer].dense.weight[:, pos] -= ori\n" \
+        "            model.layers[layer].dense.weight[:, pos] += tgt" in fixed_cells[1]
+
+
+def test_four_element_writes_of_a_kernel_helper_are_wrapped_together(shell):
+    cells = ["import torch\nimport torch.nn as nn\n",
+             "def set_kernel(m):\n    m.weight[0, 0, 0, 0] = 1\n    m.weight[0, 0, 0, 1] = 2\n"
+             "    m.weight[0, 0, 1, 0] = 3\n    m.weight[0, 0, 1, 1] = 4\n    return m\n",
+             "%%gradcheck\nconv = set_kernel(nn.Conv2d(1, 1, 2, bias=False))\n"
+             "deconv = set_kernel(nn.ConvTranspose2d(1, 1, 2, bias=False))\n"]
+    d = card_of(shell, cells, "leaf-modified-in-place", raises=RuntimeError)
+    assert (2, 2) in lines_of(d)
+    assert fix_runs_clean(shell, cells, d)[1].count("        m.weight[0, 0,") == 4
+
+
 def test_weights_a_helper_makes_with_an_op_after_requires_grad_are_all_fixed_there(shell):
     cells = ["import torch\n\n\ndef make_params():\n    w = torch.randn(3, 2, requires_grad=True).double()\n"
              "    b = torch.zeros(2, requires_grad=True).double()\n    return w, b\n",

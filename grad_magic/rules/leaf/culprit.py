@@ -73,7 +73,16 @@ def static_target(stmt: Optional[ast.stmt]) -> Optional[str]:
             func.value.id in ("torch", "F") and call.args else getattr(func, "value", None)
     while isinstance(node, (ast.Subscript, ast.Call)):
         node = node.value if isinstance(node, ast.Subscript) else getattr(node.func, "value", None)
-    return dotted(node) if node is not None else None
+    return (dotted(node) or _indexed_chain(node)) if node is not None else None
+
+
+def _indexed_chain(node: ast.AST) -> Optional[str]:
+    """`model.layers[layer].output.dense.weight`: attributes and indexes on a name, as written (a key to
+    compare writes by, never an edit); None for anything else (a call in the chain)."""
+    inner = node
+    while isinstance(inner, (ast.Attribute, ast.Subscript)):
+        inner = inner.value
+    return ast.unparse(node) if isinstance(inner, ast.Name) and isinstance(node, ast.Attribute) else None
 
 
 def is_update(stmt: ast.stmt) -> bool:
@@ -133,7 +142,9 @@ def update_run(ctx: RuleContext, siblings: Sequence[ast.stmt], i: int) -> Option
         return own_lines(ctx.record.source, siblings, k)
 
     def belongs(k: int) -> bool:
-        return alone(k) and is_update(siblings[k]) and _touches_trained(ctx, siblings[k])
+        # NB: the very expression the failing write wrote into (`model.layers[i].dense.weight[:, p]`) is a leaf
+        return alone(k) and is_update(siblings[k]) and (
+            _touches_trained(ctx, siblings[k]) or static_target(siblings[k]) == static_target(siblings[i]))
 
     if not alone(i):
         return None

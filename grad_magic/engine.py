@@ -9,7 +9,8 @@ import dataclasses
 from typing import Any, List, Mapping, Optional
 
 from . import state
-from .guard import guarded
+from .bounds import bounded
+from .guard import agreeing, guarded
 from .model import ERROR, WARNING, Diagnosis
 from .record import RunRecord
 from . import rules  # noqa: F401 -- registers every rule family, in order
@@ -37,7 +38,7 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
             found.append(d)
     if notes and found:
         found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
-    return [guarded(d) for d in found]
+    return bounded(agreeing([guarded(d) for d in found]))  # NB: bounded last: the guard reads whole cells
 
 
 def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> List[Diagnosis]:

@@ -12,7 +12,7 @@ Pure data in, pure data out: reads `Diagnosis`, never the run.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterator, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from . import catalog
 from .cell import cell_tree, line_offsets, qualname_at
@@ -34,6 +34,38 @@ def guarded(d: Diagnosis) -> Diagnosis:
         return d
     note = catalog.message("note.fix_withheld", d.language, reason=catalog.message(reason, d.language))
     return dataclasses.replace(d, fix=None, notes=d.notes + (note,))
+
+
+def agreeing(found: List[Diagnosis]) -> List[Diagnosis]:
+    """One line, one fix: a card whose fix edits a line that an earlier card's fix (the error's, then the
+    warnings' in order) also edits, differently, keeps its words and loses its fixed copy, with a note
+    pointing to the earlier card's fix. The same edit on both cards is kept on both."""
+    claimed: Dict[Tuple[Place, int], FrozenSet[TextEdit]] = {}  # (place, line) -> the earlier fix's edits there
+    kept: List[Diagnosis] = []
+    for d in found:
+        if d.fix is not None:
+            mine = _fixed_lines(d)
+            if any(claimed.get(key, text) != text for key, text in mine.items()):
+                note = catalog.message("note.fix_elsewhere", d.language)
+                d = dataclasses.replace(d, fix=None, notes=d.notes + (note,))
+            else:
+                claimed.update(mine)
+        kept.append(d)
+    return kept
+
+
+def _fixed_lines(d: Diagnosis) -> Dict[Tuple[Place, int], FrozenSet[TextEdit]]:
+    """(place, line of the code that ran) -> the edits of `d`'s fix that change that line. NB: a new line
+    inserted before a line leaves that line as it is: two fixes may both insert there."""
+    out: Dict[Tuple[Place, int], Set[TextEdit]] = {}
+    for place, original, _, edits in _changes(d):
+        starts = set(line_offsets(original))
+        for e in edits:
+            if e.start == e.end and e.start in starts and e.text.endswith("\n"):
+                continue
+            for lineno in _edited_lines(original, (e,)):
+                out.setdefault((place, lineno), set()).add(e)
+    return {key: frozenset(edits) for key, edits in out.items()}
 
 
 def withheld_because(d: Diagnosis) -> Optional[str]:

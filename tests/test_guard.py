@@ -8,7 +8,7 @@ import pytest
 
 from grad_magic.edits import apply_edits
 from grad_magic.engine import diagnose
-from grad_magic.guard import guarded, withheld_because
+from grad_magic.guard import agreeing, guarded, withheld_because
 from grad_magic.model import CellFix, Diagnosis, Fix, SourceLine, TextEdit
 from grad_magic.record import RunRecord
 from grad_magic.rules.registry import RULES, rule
@@ -109,3 +109,24 @@ def test_the_engine_withholds_a_failing_fix_and_says_why():
     assert found[0].kind == "test-guarded-rule"
     assert found[0].fix is None
     assert any("not offered" in n and "does not point to" in n for n in found[0].notes), found[0].notes
+
+
+def warning_card(lines, fix) -> Diagnosis:
+    return Diagnosis(kind="w", severity="warning", title="t", summary="s", what="w", why="y", where="h",
+                     source=CELL, lines=lines, fix=fix)
+
+
+def test_two_cards_never_fix_one_line_two_ways():
+    error = card((CALLING_LINE,), this_cell_fix(replace(CELL, "x.relu_()", "x.relu()")))
+    other = warning_card((CALLING_LINE,), this_cell_fix(replace(CELL, "x.relu_()", "x.detach().relu_()")))
+    same = warning_card((CALLING_LINE,), this_cell_fix(replace(CELL, "x.relu_()", "x.relu()")))
+    kept = agreeing([error, other, same])
+    assert kept[0] is error and kept[2] is same
+    assert kept[1].fix is None and any("same line" in n for n in kept[1].notes)
+
+
+def test_new_lines_inserted_before_one_line_do_not_disagree():
+    at = CELL.index("y = ")
+    one = warning_card((CALLING_LINE,), this_cell_fix(TextEdit(at, at, "opt.zero_grad()\n")))
+    two = warning_card((CALLING_LINE,), this_cell_fix(TextEdit(at, at, "model.train()\n")))
+    assert agreeing([one, two]) == [one, two]

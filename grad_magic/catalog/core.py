@@ -57,6 +57,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "A fixed copy was found but not offered: {reason}. Change the lines above by hand.",
         "zh": "找到了修复版本，但没有提供：{reason}。请按上面的说明手动修改。",
     },
+    "note.fix_elsewhere": {
+        "en": "The card above changes the same line another way: apply its fix first, then run the cell again.",
+        "zh": "上面的卡片以另一种方式修改了同一行：请先应用它的修复，再重新运行本单元格。",
+    },
     # -- the precision guard's reasons (guard.py) --
     "guard.inconsistent": {
         "en": "its text is not its edits applied to the code that ran",

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from corpus import Figures, cases, evaluate_all, runs_clean  # noqa: E402
+from corpus import Figures, cases, evaluate_all, kind_table, runs_clean  # noqa: E402
 
 START, END = "<!-- corpus figures -->", "<!-- /corpus figures -->"
 
@@ -33,6 +33,7 @@ def main(argv: list) -> int:
         f"- a fix proposed where the case has one: {percent(f.fix_proposed, f.fixable)}",
         f"- proposed fixes that run clean: {percent(f.fixes_clean, f.fixes)}",
     ])
+    figures += "\n\n" + kind_table(list(outcomes.values()))
     print(figures + "\n")
     print("| notebook | kind | card | culprit | fix |\n|---|---|---|---|---|")
     for o in outcomes.values():

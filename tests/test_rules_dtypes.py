@@ -327,3 +327,42 @@ def test_a_global_rebound_in_the_failing_cell_is_not_followed_to_an_earlier_cell
              "%%gradcheck\nx = torch.ones(4, 3, dtype=torch.float64)\nout = torch.nn.Linear(3, 1)(x)\n"]
     d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
     assert all(cell == 2 for cell, _ in lines_of(d))
+
+
+# -- issue 15: integer scores cast on the loss line, a collate_fn's float64 batch through a model's forward --
+
+def test_scores_cast_to_long_on_the_loss_line_lose_the_cast_not_the_target_its_type(shell):
+    cells = ["import torch\nimport torch.nn as nn\nhead = nn.Linear(4, 3)\nloss_fn = nn.CrossEntropyLoss()\n",
+             "def train(x, y):\n    pred = head(x)\n    loss = loss_fn(pred.long(), y)\n    loss.backward()\n",
+             "%%gradcheck\ntrain(torch.randn(6, 4), torch.randint(0, 3, (6,)))\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=NotImplementedError)
+    assert (2, 3) in lines_of(d) and "`pred.long()`" in d.title
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "    loss = loss_fn(pred, y)\n" in fixed_cells[1]
+
+
+def test_integer_scores_never_blame_the_integer_target(shell):
+    cells = ["import torch\nimport torch.nn.functional as F\n",
+             "%%gradcheck\nscores = torch.tensor([[2, 0, 1], [0, 3, 1]])\ny = torch.tensor([0, 1])\n"
+             "loss = F.cross_entropy(scores, y)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=NotImplementedError)
+    assert list(d.names) == ["scores"]
+    assert "dtype=torch.float32" in fix_runs_clean(shell, cells, d)[1].splitlines()[1]
+
+
+COLLATE = ("import numpy as np\nimport torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n\n\n"
+           "def collate_rows(batch):\n    rows, targets = zip(*batch)\n"
+           "    x = torch.from_numpy(np.stack(rows))\n    y = torch.tensor(targets, dtype=torch.float32)\n"
+           "    return x, y\n")
+MODEL = ("class Regressor(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.net = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.net(x)\n\n\n"
+         "rows = [(np.random.default_rng(i).normal(size=3), float(i)) for i in range(8)]\n"
+         "loader = DataLoader(rows, batch_size=4, collate_fn=collate_rows)\nmodel = Regressor()\n")
+
+
+def test_a_float64_batch_from_a_collate_fn_is_made_float32_there_not_in_forward(shell):
+    cells = [COLLATE, MODEL, "%%gradcheck\nfor x, y in loader:\n    out = model(x)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 9) in lines_of(d) and d.lines[0].function == "collate_rows" and "`collate_rows`" in d.why
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "    x = torch.from_numpy(np.stack(rows)).float()\n" in fixed_cells[0]

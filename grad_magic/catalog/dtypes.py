@@ -85,6 +85,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Make `{name}` {dtype} where it is made: `.{method}()` at the end of line {lineno}",
         "zh": "在生成 `{name}` 的地方设为 {dtype}：在第 {lineno} 行末尾加上 `.{method}()`",
     },
+    "dtypes.fix.drop_cast": {
+        "en": "Give the loss the scores as they are: `{inner}` instead of `{cast}` on line {lineno}",
+        "zh": "把分数原样交给损失函数：第 {lineno} 行用 `{inner}` 代替 `{cast}`",
+    },
     "dtypes.fix.use": {
         "en": "Convert `{name}` where it is used: `.{method}()` on line {lineno}",
         "zh": "在使用 `{name}` 的地方转换：在第 {lineno} 行加上 `.{method}()`",

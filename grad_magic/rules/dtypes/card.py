@@ -15,14 +15,14 @@ import torch
 from ... import catalog
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
-from ..kit import text_of
+from ..kit import names_an_argument, text_of
 from ..places import with_lines
 from ..registry import rule
-from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, facts, failing_statement, loss_on,
-                      met_by, names_of, odd_operand, operands)
+from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, cast_scores, facts, failing_statement,
+                      loss_on, met_by, names_of, not_target, odd_operand, operands)
 from .culprit_beyond import global_origin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
-from .fix import dtype_fix
+from .fix import drop_cast_fix, dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
 
 TARGET_KIND = "target-dtype"
@@ -165,12 +165,21 @@ def _loss_text(ctx: RuleContext, loss: DtypeLoss) -> str:
     "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long' (integer scores into cross_entropy)",
 ), fix="the dtype set where the odd tensor is made (`.float()` after torch.from_numpy, `dtype=torch.float32` "
        "in torch.tensor, `.double()` -> `.float()`), else `.float()` at the use")
-def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Diagnosis:
+def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Optional[Diagnosis]:
     """Tensors of two dtypes in one op: usually a float64 array from numpy meeting float32 weights."""
     tree, stmt = failing_statement(ctx)
     backward = stmt is not None and calls_backward(stmt)
     seen = operands(ctx, stmt) if stmt is not None and not backward else []
-    odd = odd_operand(err, seen)
+    if err.int_logits and stmt is not None and not backward:
+        cast = cast_scores(ctx, stmt)
+        if cast is not None:  # NB: `loss_fn(pred.long(), y)`: the scores were made integers on the line
+            odd = Operand(text_of(ctx.record.source, cast[0]), cast[0], None, err.a or "int64")
+            made = Origin(odd.name, stmt, "cast")
+            return _named_card(ctx, err, stmt, seen, odd, made, drop_cast_fix(ctx, *cast), None)
+    odd = odd_operand(err, not_target(ctx, stmt, seen) if err.int_logits and stmt is not None else seen)
+    if odd is not None and isinstance(odd.obj, torch.Tensor) and \
+            names_an_argument(ctx, odd.node, ctx.record.error_lineno):
+        return None  # NB: a parameter of a method or helper of another cell: the caller's line says where it was made
     if odd is None:
         return _unnamed_card(ctx, err, seen, backward)
     names = [odd.name, *ctx.names.names_for(odd.obj)]

@@ -142,6 +142,34 @@ def odd_operand(err: DtypeMismatchError, seen: Sequence[Operand]) -> Optional[Op
     return next((o for o in seen if o.dtype in odd), None)
 
 
+INT_CASTS = frozenset({"long", "int", "short", "byte", "char", "bool"})
+
+
+def cast_scores(ctx: RuleContext, stmt: ast.stmt) -> Optional[Tuple[ast.Call, ast.AST]]:
+    """The loss's scores cast to integers on the line itself (`loss_fn(pred.long(), y)`, `.to(torch.long)`):
+    (the cast call, what it casts). The scores are what is wrong then, never the target."""
+    loss = loss_on(ctx, stmt)
+    scores = loss.call.input if loss is not None else None
+    if not (isinstance(scores, ast.Call) and isinstance(scores.func, ast.Attribute)) or scores.keywords:
+        return None
+    attr = scores.func.attr
+    if attr in INT_CASTS and not scores.args:
+        return scores, scores.func.value
+    told = dotted(scores.args[0]) if len(scores.args) == 1 else None
+    if attr in ("to", "type") and told and told.rpartition(".")[2] in (
+            "long", "int64", "int", "int32", "LongTensor", "IntTensor"):
+        return scores, scores.func.value
+    return None
+
+
+def not_target(ctx: RuleContext, stmt: ast.stmt, seen: Sequence[Operand]) -> List[Operand]:
+    """The operands that are not (inside) the target of the loss on the line: integer scores are never it."""
+    loss = loss_on(ctx, stmt)
+    target = loss.call.target if loss is not None else None
+    inside = {id(n) for n in ast.walk(target)} if target is not None else set()
+    return [o for o in seen if id(o.node) not in inside]
+
+
 def calls_backward(stmt: ast.stmt) -> bool:
     """`loss.backward()`, `torch.autograd.grad(...)`: the failing op ran in the backward pass, not on this line."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad")

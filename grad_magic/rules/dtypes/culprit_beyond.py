@@ -12,14 +12,18 @@ the edit itself is fix.py's.
 from __future__ import annotations
 
 import ast
+import types
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
+
+from torch.utils.data import DataLoader
 
 from ...cell import assignments_to, cell_tree
 from ...names import attribute_without_code
 from ..context import RuleContext
 from ..kit import argument, callee_name, dotted, lookup, one_line, spans
-from ..places import Place, getitem_of, global_assignment, item_returned, loop_item, method_place, self_assignments
+from ..places import (Place, function_place, getitem_of, global_assignment, item_returned, loop_item, method_place,
+                      self_assignments)
 from .culprit_origin import Origin, made_by
 
 
@@ -41,7 +45,8 @@ def loader_origin(ctx: RuleContext, tree: ast.Module, names: Sequence[str], line
         loops = [s for s in assignments_to(tree, name) if isinstance(s, ast.For) and spans(s, lineno)]
         item = loop_item(loops[-1], name) if loops else None
         loader = lookup(ctx, item[0]) if item is not None else None
-        getitem = getitem_of(ctx, loader) if item is not None else None
+        collate = collate_of(ctx, loader) if item is not None else None
+        getitem = collate or (getitem_of(ctx, loader) if item is not None else None)
         values = item_returned(getitem, item[1]) if getitem is not None else []
         if len(values) != 1:
             continue
@@ -49,9 +54,18 @@ def loader_origin(ctx: RuleContext, tree: ast.Module, names: Sequence[str], line
         found = _made(ctx, getitem, values[0], type(dataset), want)
         if found is not None:
             origin, at = found
-            qualname = f"{type(dataset).__name__}.__getitem__"
+            qualname = collate.node.name if collate is not None else f"{type(dataset).__name__}.__getitem__"
             return LoaderOrigin(loops[-1], one_line(ctx.record.source, item[0]), qualname, origin, at)
     return None
+
+
+def collate_of(ctx: RuleContext, loader: Any) -> Optional[Place]:
+    """The user's own `collate_fn` of a DataLoader (a plain function of a cell): the batch is what it returns."""
+    if not isinstance(loader, DataLoader):
+        return None
+    fn = attribute_without_code(loader, "collate_fn")
+    place = function_place(ctx, fn) if isinstance(fn, types.FunctionType) else None
+    return place if place is not None and isinstance(place.node, ast.FunctionDef) else None
 
 
 def _made(ctx: RuleContext, getitem: Place, value: ast.expr, dataset: Any, want: str) -> Optional[tuple]:

@@ -63,3 +63,11 @@ def cast_at_use(source: str, node: Optional[ast.AST], want: str) -> Optional[Tex
         return None
     start, end = node_span(source, node)
     return TextEdit(start, end, f"{parenthesised(source[start:end], node)}.{METHOD[want]}()")
+
+
+def drop_cast_fix(ctx: RuleContext, cast: ast.AST, inner: ast.AST) -> Optional[Fix]:
+    """`pred.long()` -> `pred`: scores cast to integers on the failing line, given as they are."""
+    src = ctx.record.source
+    text = text_of(src, inner)
+    return make_fix(src, [TextEdit(*node_span(src, cast), text)], ctx.say(
+        "dtypes.fix.drop_cast", inner=text, cast=text_of(src, cast), lineno=ctx.record.error_lineno))

@@ -263,12 +263,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "training.mode.why_eval": {
         "en": "In train() mode Dropout randomly zeroes activations and BatchNorm normalises with each "
-              "batch's statistics and overwrites its running statistics with the evaluation data, so "
-              "{layers} make the results random and change the model. Call `{name}.eval()` before "
-              "evaluating (torch.no_grad() does not do it).",
+              "batch's statistics and overwrites its running statistics with the evaluation data: with "
+              "{layers} in train() mode the results are random and the model changes. Call `{name}.eval()` "
+              "before evaluating (turning gradients off does not switch the mode).",
         "zh": "在 train() 模式下 Dropout 会随机置零激活值，BatchNorm 用每个 batch 的统计量做归一化，"
               "还会用评估数据覆盖它的累计统计量，所以 {layers} 会让结果带有随机性并改变模型。"
-              "请在评估前调用 `{name}.eval()`（torch.no_grad() 不会切换模式）。",
+              "请在评估前调用 `{name}.eval()`（关闭梯度不会切换模式）。",
     },
     "training.mode.why_eval_call": {
         "en": "`{name}` was put in eval() mode on line {lineno}, and nothing switched it back.",

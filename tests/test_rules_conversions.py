@@ -226,3 +226,46 @@ def test_chinese_card(shell, monkeypatch):
     d = grad_magic.last_diagnosis()
     assert d.kind == "bool-ambiguous" and "第 4 行" in d.what and "形状为 (3,)" in d.what
 
+
+
+# -- a list of tracked tensors handed to NumPy (issue 15: aggregates and plots of losses) --
+
+from earlier_cells import card_of, fix_runs_clean, lines_of  # noqa: E402
+
+_LIST_HELPERS = ("import numpy as np\nimport torch\n",
+                 "def train(w, xs, epochs):\n    losses = []\n    for i in range(epochs):\n"
+                 "        loss = (xs @ w).pow(2).mean()\n        losses.append(loss)\n        loss.backward()\n"
+                 "    return losses\n\n\ndef plot_losses(losses):\n    values = np.asarray(losses)\n"
+                 "    return values.min()\n\n\ndef evaluate(w, sets):\n    test_losses, sizes = [], []\n"
+                 "    for x in sets:\n        test_losses.append((x @ w).mean())\n        sizes.append(len(x))\n"
+                 "    return np.sum([n * l for n, l in zip(sizes, test_losses)]) / np.sum(sizes)\n",
+                 "w = torch.randn(3, requires_grad=True)\nxs = torch.randn(4, 3)\n")
+
+
+def test_a_comprehension_over_a_list_of_losses_in_a_helper_gets_detach_on_its_item(shell):
+    cells = [*_LIST_HELPERS, "%%gradcheck\nprint(evaluate(w, [xs, xs * 2]))\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert (2, 20) in lines_of(d) and d.lines[0].function == "evaluate"
+    assert "np.sum([(n * l).detach() for n, l in zip(sizes, test_losses)])" in fix_runs_clean(shell, cells, d)[1]
+
+
+def test_a_list_a_helper_filled_and_another_converts_gets_item_at_the_append(shell):
+    cells = [*_LIST_HELPERS, "%%gradcheck\nlosses = train(w, xs, 3)\nprint(plot_losses(losses))\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert lines_of(d) == [(2, 5), (4, 3)] and d.lines[0].function == "train"
+    assert "        losses.append(loss.item())\n" in fix_runs_clean(shell, cells, d)[1]
+
+
+def test_a_list_filled_in_the_cell_gets_item_at_each_append(shell):
+    cells = [*_LIST_HELPERS, "%%gradcheck\nhist, extra = [], []\nfor i in range(2):\n"
+             "    loss = (xs @ w).sum()\n    hist.append(loss)\n    loss.backward()\nnp.mean(hist)\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert (4, 5) in lines_of(d) and (4, 7) in lines_of(d)
+    assert "    hist.append(loss.item())\n" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_list_whose_tensors_are_needed_elsewhere_gets_no_fix(shell):
+    cells = [*_LIST_HELPERS, "%%gradcheck\nhist = []\nfor i in range(2):\n    hist.append((xs @ w).sum())\n"
+             "torch.stack(hist).sum().backward()\nnp.mean(hist)\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert d.fix is None

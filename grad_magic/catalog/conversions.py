@@ -45,6 +45,25 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`.detach()` to it where it is converted.",
         "zh": "在单元格的这一行上找不到被转换的张量，因此不提供修复：请在转换它的地方加上 `.detach()`。",
     },
+    "conversions.grad.what_list": {
+        "en": "Line {lineno} handed NumPy the list `{name}`, whose items are tensors autograd is still tracking.",
+        "zh": "第 {lineno} 行把列表 `{name}` 交给了 NumPy，而列表里的元素是 autograd 仍在跟踪的张量。",
+    },
+    "conversions.grad.why_list": {
+        "en": "NumPy converts the list item by item, and each item still holds its graph (kept alive by the "
+              "list, too). Put plain values into the list where it is filled (line {fill}): `{suffix}` there "
+              "keeps the numbers and lets the graph go.",
+        "zh": "NumPy 会逐个转换列表里的元素，而每个元素仍带着它的计算图（列表也让这些图一直占着内存）。"
+              "请在填充列表的地方（第 {fill} 行）放入普通数值：在那里加上 `{suffix}`，保留数值并释放计算图。",
+    },
+    "conversions.grad.list_items": {
+        "en": "a tensor in `{name}`",
+        "zh": "`{name}` 中的张量",
+    },
+    "conversions.grad.fix_list": {
+        "en": "Plain values in the list: `{suffix}` on {items} on line {lines}",
+        "zh": "列表里放普通数值：在第 {lines} 行的 {items} 后加上 `{suffix}`",
+    },
     # -- numpy-on-device-tensor --
     "conversions.device.title": {
         "en": "{expr} is on {device}, and NumPy arrays live in CPU memory",

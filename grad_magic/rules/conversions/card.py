@@ -14,10 +14,12 @@ from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import dotted, fact_for, lookup, names_an_argument
+from ..places import root, with_lines
 from ..registry import rule
 from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
+from .culprit_lists import ListFill, list_fill, tracked_items
 from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
-from .fix import bool_fix, detach_fix, host_fix, to_host
+from .fix import bool_fix, detach_fix, host_fix, list_fix, to_host
 from .message import Ambiguous, NeedsCpu, NeedsDetach, parse_ambiguous, parse_needs_cpu, parse_needs_detach
 
 GRAD_KIND = "numpy-on-grad-tensor"
@@ -49,6 +51,11 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
     on_line, found = refused_conversions(ctx, lambda t: t.requires_grad)
     if any(names_an_argument(ctx, c.node, ctx.record.error_lineno) for c in found):
         return None  # NB: a helper's parameter: the caller's tensor is the one to detach
+    fill = list_fill(ctx) if not found else None
+    if fill is not None:
+        return _list_card(ctx, fill)
+    if not found and ctx.elsewhere and _caller_filled(ctx):
+        return None  # NB: a list the helper was given: the running cell's view says where it was filled
     why = [ctx.say("conversions.grad.why")]
     fix = detach_fix(ctx, found) if found else None
     if fix is None:
@@ -56,6 +63,32 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
     elif not on_line and found[0].call != "numpy()":
         why.append(ctx.say("conversions.via_library", call=found[0].call))
     return _numpy_diagnosis(ctx, GRAD_KIND, "conversions.grad", found, fix, why)
+
+
+def _caller_filled(ctx: RuleContext) -> bool:
+    top = root(ctx)
+    return top is not ctx and list_fill(top) is not None
+
+
+def _list_card(ctx: RuleContext, fill: ListFill) -> Diagnosis:
+    """numpy-on-grad-tensor for a list of tracked tensors: the fix where the list is filled (maybe a helper's
+    cell, `at`), the failing line kept beside it."""
+    at, lineno = fill.view, ctx.record.error_lineno
+    fix = list_fix(at, fill)
+    fill_lines = sorted({n.lineno for n in fill.items})
+    shown = ", ".join(str(n) for n in fill_lines)
+    why = [ctx.say("conversions.grad.why"), at.say("conversions.grad.why_list", fill=shown, suffix=fill.suffix)]
+    if fix is None:
+        why.append(ctx.say("conversions.no_parse"))
+    name = fill.shown
+    expr = at.say("conversions.grad.list_items", name=name)
+    d = at.diagnosis(
+        GRAD_KIND, ERROR, title=at.say("conversions.grad.title", expr=expr),
+        summary=at.say("conversions.grad.summary"),
+        what=ctx.say("conversions.grad.what_list", name=name, lineno=lineno or "?"),
+        why=catalog.sentences(why, ctx.language), where=at.where(fill_lines[0]),
+        lines=sorted(set(fill_lines) | ({lineno} if at is ctx and lineno else set())), names=[fill.name] if fill.name else [], fix=fix)
+    return d if at is ctx else with_lines(d, ctx, [lineno])
 
 
 @rule(DEVICE_KIND, raises=TypeError, parse=parse_needs_cpu, matches=(

@@ -16,6 +16,7 @@ from ...model import Fix, TextEdit
 from ..context import RuleContext
 from ..kit import appended
 from .culprit import Conversion
+from .culprit_lists import ListFill
 from .culprit_bool import BoolSite
 
 _FLIP_TO_ANY = (ast.NotEq,)
@@ -31,6 +32,15 @@ def detach_fix(ctx: RuleContext, found: List[Conversion]) -> Optional[Fix]:
     edits = [e for c in found for e in appended(ctx.record.source, c.node, ".detach()")]
     return make_fix(ctx.record.source, edits, ctx.say("conversions.grad.fix", names=_names(ctx, found),
                                                       lineno=ctx.record.error_lineno))
+
+
+def list_fix(ctx: RuleContext, fill: ListFill) -> Optional[Fix]:
+    """`losses.append(loss.item())` at every append of the list (or `.detach()` on a comprehension's item)."""
+    src = ctx.record.source
+    edits = [e for node in fill.items for e in appended(src, node, fill.suffix)]
+    items = catalog.listing((f"`{segment(src, n)}`" for n in fill.items), ctx.language)
+    lines = ", ".join(str(n) for n in sorted({n.lineno for n in fill.items}))
+    return make_fix(src, edits, ctx.say("conversions.grad.fix_list", suffix=fill.suffix, items=items, lines=lines))
 
 
 def to_host(c: Conversion) -> str:

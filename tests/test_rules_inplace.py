@@ -439,3 +439,60 @@ def test_a_second_write_in_another_cell_leaves_words_and_no_fix(shell):
              "y.sum().backward()\n"]
     d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert d.fix is None and "Other in-place writes spoiled saved tensors" in d.why
+
+
+MLP = IMPORTS + """
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x), True)
+        x = F.dropout(x, 0.5, self.training, {flag})
+        x = F.relu(self.fc2(x), True)
+        x = F.dropout(x, 0.5, self.training, {flag})
+        return x.sum()
+"""
+
+
+def test_the_same_positional_flag_on_two_lines_of_a_forward_is_dropped_on_both(shell):
+    # NB: the two dropouts tie (same op, same shape, both over a ReLU output): each spoiled a saved tensor
+    cells = [MLP.format(flag="True"), "%%gradcheck\ntorch.manual_seed(0)\nMLP()(torch.randn(3, 4)).backward()\n"]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, 16) in lines_of(d) and "In [1], line 16, in MLP.forward" in d.where
+    assert "line 14 of In [1]" in d.fix.description
+    fixed = fix_runs_clean(shell, cells, d)[0]
+    assert fixed == MLP.format(flag="True").replace(", self.training, True)", ", self.training)").rstrip("\n")
+
+
+FPN = IMPORTS + """
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lateral = nn.ModuleList(nn.Sequential(nn.Conv2d(2, 2, 1), nn.ReLU()) for _ in range(2))
+
+    def forward(self, feats):
+        laterals = [conv(f) for conv, f in zip(self.lateral, feats)]
+        laterals[0] += F.interpolate(laterals[1], size=laterals[0].shape[2:])
+        return laterals[0].sum()
+"""
+
+
+def test_an_item_of_a_list_added_to_in_place_is_rebound_not_the_list_cloned(shell):
+    cells = [FPN, "%%gradcheck\ntorch.manual_seed(0)\nHead()([torch.randn(1, 2, 4, 4), torch.randn(1, 2, 2, 2)])"
+                  ".backward()\n"]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    assert (1, 13) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)[0].splitlines()
+    assert fixed[12] == "        laterals[0] = laterals[0] + F.interpolate(laterals[1], size=laterals[0].shape[2:])"
+
+
+def test_a_slice_of_a_tensor_added_to_in_place_is_not_taken_for_an_item(shell):
+    cells = [BLOCK.format(write="        h[:, 0] += x[:, 0]"), RUN_BLOCK]
+    d = card_of(shell, cells, KIND, raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)[0]
+    assert fixed == BLOCK.format(write="        h = h.clone()\n        h[:, 0] += x[:, 0]").rstrip("\n")

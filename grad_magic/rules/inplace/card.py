@@ -25,7 +25,7 @@ from ..context import RuleContext
 from ..kit import calls_in, dotted, line_code, one_line, optimizer_params, quote
 from ..registry import rule
 from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
-                      stepped_parameter, writing_op)
+                      stepped_parameter, tied_writes, writing_op)
 from .culprit_place import Placed, other_writes, place
 from .culprit_spot import InPlaceSpot, inplace_spot
 from .fix import combined, flag_fix, spot_fix
@@ -45,11 +45,12 @@ def saved_tensor_modified_in_place(ctx: RuleContext, err: SavedTensorError) -> O
     """A tensor saved for backward was changed in place before backward used it."""
     saved = saved_tensor(ctx, err)
     found = writing_op(ctx, err, saved.line)
-    if found is not None:
-        first = place(ctx, *found)
+    tied = tied_writes(ctx, err, saved.line) if found is None else []
+    if found is not None or tied:
+        first = place(ctx, *(found or tied[-1]))
         here = first.here
         saved = saved_tensor(here, err) if first.moved else saved
-        fix, more = _complete(ctx, err, first, _write_fix(first))
+        fix, more = _complete(ctx, err, first, _write_fix(first), [place(ctx, *w) for w in tied[:-1]])
         if first.write is not None:
             return _from_module(here, saved, first, fix, more)
         backward = _backward(here, None if first.moved else here.record.error_lineno)
@@ -78,13 +79,18 @@ def _write_fix(p: Placed) -> Optional[Fix]:
     return spot_fix(ctx, spot, written is not None and written._is_view()) if spot is not None else None
 
 
-def _complete(ctx: RuleContext, err: SavedTensorError, first: Placed, fix: Optional[Fix]
+def _complete(ctx: RuleContext, err: SavedTensorError, first: Placed, fix: Optional[Fix], tied: List[Placed]
               ) -> Tuple[Optional[Fix], Optional[str]]:
-    """`fix` extended to every other write that spoiled a saved tensor of this graph (in the same cell); None
-    and the reason in words when one of them cannot be fixed with it."""
+    """`fix` extended to every other write that spoiled a saved tensor of this graph (in the same cell), the
+    writes `tied` with `first` included; None and the reason in words when one of them cannot be fixed with it."""
     others = other_writes(ctx, err, first) if fix is not None else []
     if others is None:
         return None, catalog.message("inplace.saved.why_more_unseen", ctx.language)
+    merged: List[Placed] = []
+    for o in [*tied, *others]:
+        if o.site != first.site and all(o.site != m.site for m in merged):
+            merged.append(o)
+    others = merged
     if not others:
         return fix, None
     here = first.here

@@ -11,7 +11,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
 
@@ -95,7 +95,42 @@ def _fits(err: SavedTensorError, t: TensorSnapshot) -> bool:
 
 def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[int]
                ) -> Optional[Tuple[OpEvent, TensorSnapshot]]:
-    """The recorded in-place op that changed the saved tensor; None when not seen or ambiguous.
+    """The recorded in-place op that changed the saved tensor; None when not seen or ambiguous (see
+    `tied_writes` for a tie between lines that make the same write)."""
+    winners = _best_writes(ctx, err, forward_line)
+    if len({_site(e) for e, _ in winners}) > 1:
+        return None  # NB: two lines fit equally well: naming one would be a guess (a block's forward that
+        # runs twice is one line)
+    return winners[-1] if winners else None
+
+
+def tied_writes(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[int]
+                ) -> List[Tuple[OpEvent, TensorSnapshot]]:
+    """The writes of a tie between lines that make the same in-place op on tensors fitting the message equally
+    well (`F.dropout(x, p, training, True)` after each `F.relu(..., True)` of a forward): each changed a saved
+    tensor of the same description, so each is a write to undo. The last one made (the first backward meets)
+    last; [] when there is no such tie (one site, writes of different ops, or a target whose producer before
+    the write is not the op the message names)."""
+    winners = _best_writes(ctx, err, forward_line)
+    sites = {_site(e) for e, _ in winners}
+    if len(sites) < 2 or len({(e.name, e.how) for e, _ in winners}) != 1 \
+            or len({s[0] for s in sites if isinstance(s, tuple)}) > 1 \
+            or not err.grad_fn or any(_node(err.grad_fn) not in _producers(e) for e, _ in winners):
+        return []
+    last: Dict[Any, Tuple[OpEvent, TensorSnapshot]] = {}
+    for e, t in winners:  # NB: one write per site, the newest
+        last.pop(_site(e), None)
+        last[_site(e)] = (e, t)
+    return list(last.values())
+
+
+def _site(event: OpEvent) -> Any:
+    return event.frames[0] if event.frames else event.lineno
+
+
+def _best_writes(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[int]
+                 ) -> List[Tuple[OpEvent, TensorSnapshot]]:
+    """The recorded in-place ops that fit the saved tensor best, in the order they were made.
 
     A write fits by the message's version, dtype and device; it is the saved tensor by its shape (2), by the
     backward node its target had before the write, which the message names (3), by identity with a named
@@ -121,13 +156,9 @@ def writing_op(ctx: RuleContext, err: SavedTensorError, forward_line: Optional[i
             if score:
                 best.append((score + (err.expected is not None and t.version == err.expected + 1), event, t))
     if not best:
-        return None
+        return []
     top = max(s for s, _, _ in best)
-    winners = [(e, t) for s, e, t in best if s == top]
-    if len({e.frames[0] if e.frames else e.lineno for e, _ in winners}) > 1:
-        return None  # NB: two lines fit equally well: naming one would be a guess (a block's forward that
-        # runs twice is one line)
-    return winners[-1]
+    return [(e, t) for s, e, t in best if s == top]
 
 
 def _node(name: str) -> str:

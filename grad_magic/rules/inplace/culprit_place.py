@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 from ...record import OpEvent, TensorSnapshot
 from ..context import RuleContext
 from ..places import view_on
-from .culprit import spoiled, writing_op
+from .culprit import spoiled, tied_writes, writing_op
 from .culprit_module import ModuleWrite, module_write
 from .message import SavedTensorError
 
@@ -69,10 +69,11 @@ def other_writes(ctx: RuleContext, err: SavedTensorError, first: Placed) -> Opti
         if other == err:
             continue
         write = writing_op(ctx, other, None)
-        if write is None:
+        writes = [write] if write is not None else tied_writes(ctx, other, None)
+        if not writes:
             return None
-        placed = place(ctx, *write)
-        if placed.site not in sites:
-            sites.add(placed.site)
-            found.append(placed)
+        for placed in (place(ctx, *w) for w in writes):
+            if placed.site not in sites:
+                sites.add(placed.site)
+                found.append(placed)
     return found

@@ -28,8 +28,8 @@ AUG = {ast.Add: ("add_", "+"), ast.Sub: ("sub_", "-"), ast.Mult: ("mul_", "*"), 
 
 @dataclass(frozen=True)
 class InPlaceSpot:
-    """Where the in-place op is written: `form` is augassign, method, function, setitem, keyword (`inplace=True`),
-    positional (`F.relu(x, True)`) or out."""
+    """Where the in-place op is written: `form` is augassign, element (`laterals[i] += y`, an item of a list or a
+    dict), method, function, setitem, keyword (`inplace=True`), positional (`F.relu(x, True)`) or out."""
 
     form: str
     tree: ast.Module
@@ -58,9 +58,17 @@ def inplace_spot(ctx: RuleContext, event: OpEvent) -> Optional[InPlaceSpot]:
         out = next((k for k in call.keywords if k.arg == "out"), None) if call else None
         return InPlaceSpot("out", tree, stmt, call, _plain(src, out.value)) if out else None
     if isinstance(stmt, ast.AugAssign) and AUG.get(type(stmt.op), ("",))[0] == event.name:
+        if isinstance(stmt.target, ast.Subscript) and not _tensor_setitem_on(ctx, event.lineno):
+            return InPlaceSpot("element", tree, stmt, stmt, _plain(src, stmt.target.value))
         target = stmt.target.value if isinstance(stmt.target, ast.Subscript) else stmt.target
         return InPlaceSpot("augassign", tree, stmt, stmt, _plain(src, target))
     return _call_spot(ctx, tree, stmt, event.name)
+
+
+def _tensor_setitem_on(ctx: RuleContext, lineno: Optional[int]) -> bool:
+    """Whether a tensor's `__setitem__` ran on the line: `x[i] += y` on a tensor writes back into `x` (the
+    tracker sees it); on a list (`laterals[i] += y`) only the element is written, in place."""
+    return any(e.how == "setitem" and e.lineno == lineno for e in ctx.record.inplace_ops)
 
 
 def _plain(src: str, node: Optional[ast.AST]) -> Optional[str]:

@@ -1,6 +1,6 @@
 """The inplace family's fix: the in-place op's own syntax at its spot, made out of place -- `x = x + y` for
-`x += y`, `x = x.add(y)` for `x.add_(y)`, `inplace=False` (a positional `True` dropped: `F.relu(x)`), `out=` dropped --
-or `x = x.clone()` on the line before the write (before its `no_grad` block, where a rebind would drop the
+`x += y` (`xs[i] = xs[i] + y` for an item of a list), `x = x.add(y)` for `x.add_(y)`, `inplace=False` (a
+positional `True` dropped: `F.relu(x)`), `out=` dropped -- or `x = x.clone()` on the line before the write (before its `no_grad` block, where a rebind would drop the
 graph). The cell may be another than the running one (the view the card was made from).
 
 Pure: the spot (culprit_spot.py) and the cell's text and ast -> minimal edits, checked to parse by
@@ -29,6 +29,8 @@ def spot_fix(ctx: RuleContext, spot: InPlaceSpot, through_view: bool) -> Optiona
     if _writes_the_callers_tensor(spot):
         return None  # NB: `def normalise_(t): t -= ...`: the caller's tensor is what the write is for
     guard = _no_grad_block(spot.tree, spot.stmt)
+    if spot.form == "element":  # `laterals[i] += y` -> `laterals[i] = laterals[i] + y`: the item rebound
+        return _rebind_element(ctx, spot) if guard is None else None
     if guard is not None:  # a rebind under no_grad would drop the graph: copy before the block
         return _clone_before(ctx, spot, guard)
     if spot.form == "augassign" and isinstance(spot.node.target, (ast.Name, ast.Attribute)):
@@ -80,6 +82,16 @@ def combined(source: str, fixes: List[Fix], description: str) -> Optional[Fix]:
     if any(b.start < a.end or b.start == a.start for a, b in zip(edits, edits[1:])):
         return None
     return make_fix(source, edits, description)
+
+
+def _rebind_element(ctx: RuleContext, spot: InPlaceSpot) -> Optional[Fix]:
+    """`laterals[i - 1] += up` -> `laterals[i - 1] = laterals[i - 1] + up`: a container's item (never a tensor's
+    slice, culprit_spot.py made sure) bound to the out-of-place result."""
+    src, stmt = ctx.record.source, spot.node
+    item = segment(src, stmt.target) or ""
+    value = parenthesised(segment(src, stmt.value) or "", stmt.value)
+    text = f"{item} = {item} {AUG[type(stmt.op)][1]} {value}"
+    return _rebind(ctx, spot, [TextEdit(*node_span(src, spot.stmt), text)]) if item else None
 
 
 def _is_whole_statement(spot: InPlaceSpot) -> bool:

@@ -16,7 +16,6 @@ import functools
 import platform
 import sys
 import threading
-import warnings
 import weakref
 from dataclasses import dataclass
 from types import FrameType
@@ -26,19 +25,20 @@ import torch
 import torch.optim.optimizer as optimizer_module
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
-from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+from torch.overrides import TorchFunctionMode
 
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
+from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
+from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
 from .stepwatch import Clearings, SeenStep, StepLook, counted_after, stale_grads, users_closure
 from .stacks import TraceFilter
 from .tracker import OpLog, OpTracker
 
-_TRACKER_FUNCTION = OpTracker.__torch_function__.__code__
-TRACKER_CODE = frozenset({_TRACKER_FUNCTION})  # NB: its frame is in every op's stack
-_TRACKER_FILE = _TRACKER_FUNCTION.co_filename
+TRACKER_CODE = frozenset({OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
+HIDDEN_CODE = TRACKER_CODE | RECORDER_CODE  # NB: the frames a plain cell's traceback would not have
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class _StepWatch:
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         self._log.paused += 1
-        popped = self._tracker is not None and _pop_function_mode(self._tracker)
+        popped = self._tracker is not None and pop_function_mode(self._tracker)
         if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
             self._running.append((threading.get_ident(), id(optimizer), popped))
         with_grad, stale = stale_grads(_params(optimizer), self._after, self.clearings.since_last_step(self._log))
@@ -96,7 +96,7 @@ class _StepWatch:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
         self._log.paused = max(0, self._log.paused + (1 if pause else -1))
         if popped and (pause or not self.closed):
-            (_pop_function_mode if pause else _push_function_mode)(self._tracker)
+            (pop_function_mode if pause else push_function_mode)(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:
@@ -109,7 +109,7 @@ class _StepWatch:
             self._log.paused = max(0, self._log.paused - 1)
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
-                    _push_function_mode(self._tracker)  # NB: back on, as it was before the step
+                    push_function_mode(self._tracker)  # NB: back on, as it was before the step
 
 
 def _params(optimizer: torch.optim.Optimizer):
@@ -129,7 +129,8 @@ class _ZeroGradWatch:
     The wrapper takes the tracker off for the call (as `_StepWatch` does for a step) and marks the
     gradients it leaves as changed by the user -- what the tracker would have seen (`zero_()` when
     `set_to_none=False`), which tells the step watch that the gradients were cleared. A subclass's
-    own `zero_grad` that does not call this one runs tracked, as before.
+    own `zero_grad` that does not call this one runs tracked, as before. A wrapper the user saved during
+    the run and put back after it calls torch's own, and puts it back in its place at its first call.
     """
 
     def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: TorchFunctionMode,
@@ -139,9 +140,11 @@ class _ZeroGradWatch:
 
         @functools.wraps(original)
         def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if steps.closed:  # NB: kept by the user past its capture (saved, then put back): the original
+            if steps.closed:  # NB: kept by the user past its capture (saved, then put back): torch's own, back
+                if owner.__dict__.get("zero_grad") is zero_grad:
+                    owner.zero_grad = original
                 return original(obj, *args, **kwargs)
-            popped = _pop_function_mode(tracker)
+            popped = pop_function_mode(tracker)
             try:
                 return original(obj, *args, **kwargs)
             finally:
@@ -149,7 +152,7 @@ class _ZeroGradWatch:
                     touched.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
                 finally:
                     if popped and not steps.closed:
-                        _push_function_mode(tracker)  # NB: back on, as it was before the call
+                        push_function_mode(tracker)  # NB: back on, as it was before the call
 
         self._wrapper = zero_grad
 
@@ -204,14 +207,13 @@ class Capture:
         # NB: Python shows a "default" warning once per location, and torch's warnings in tracked calls
         # are located at the tracker's line: forget those, so each run shows them, as a plain cell does.
         vars(tracker_module).get("__warningregistry__", {}).clear()
-        recorder = _WarningRecorder(self._warnings)
+        recorder = WarningRecorder(self._warnings)
         undo.append(recorder.uninstall)
         recorder.install()
         if opts.anomaly:
-            undo.append(functools.partial(_restore_anomaly, (torch.is_anomaly_enabled(),
-                                                             torch.is_anomaly_check_nan_enabled()),
-                                          (True, opts.check_nan)))
-            torch.set_anomaly_enabled(True, opts.check_nan)
+            anomaly = AnomalyWatch((True, opts.check_nan))
+            undo.append(anomaly.uninstall)
+            anomaly.install()
             trace = TraceFilter(self._hidden_frames, TRACKER_CODE if opts.track else frozenset())
             undo.append(trace.uninstall)
             trace.install()
@@ -225,8 +227,8 @@ class Capture:
                 cleared = _ZeroGradWatch(owner, params, self._log, tracker, steps)
                 undo.append(cleared.uninstall)
                 cleared.install()
-            undo.append(functools.partial(_pop_function_mode, tracker))
-            _push_function_mode(tracker)
+            undo.append(functools.partial(pop_function_mode, tracker))
+            push_function_mode(tracker)
 
     def close(self) -> None:
         """Take every hook off, newest first. Safe to call again: an undo leaves the list only once it
@@ -275,53 +277,6 @@ def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Captur
     return Capture(options, **kwargs)
 
 
-class _WarningRecorder:
-    """Records every warning that is shown, and still shows it the way it would have been shown.
-
-    NB: only `warnings.showwarning` is swapped and put back; the filters are left alone, so a
-    `warnings.filterwarnings(...)` in the cell stays in force after it, as in a plain cell.
-    """
-
-    def __init__(self, sink: List[CapturedWarning]) -> None:
-        self._sink = sink
-        self._shown = warnings.showwarning
-
-    def install(self) -> None:
-        warnings.showwarning = self
-
-    def uninstall(self) -> None:
-        if warnings.showwarning is self:  # NB: a cell that set its own showwarning keeps it
-            warnings.showwarning = self._shown
-
-    def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
-        if filename == _TRACKER_FILE:
-            filename, lineno, line = _site_of_tracked_call(filename, lineno, line)
-        if len(self._sink) < 1000:
-            self._sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
-        self._shown(message, category, filename, lineno, file, line)
-
-
-def _site_of_tracked_call(filename: str, lineno: int, line: Optional[str]) -> Tuple[str, int, Optional[str]]:
-    """Where a warning torch raised in a call the tracker passed on belongs: Python puts it at the
-    innermost Python frame (the tracker's); the user's code that made the call is the frame under it."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code is not _TRACKER_FUNCTION:
-        frame = frame.f_back
-    while frame is not None and frame.f_code is _TRACKER_FUNCTION:  # NB: nested captures
-        frame = frame.f_back
-    if frame is None:
-        return filename, lineno, line
-    return frame.f_code.co_filename, frame.f_lineno, None  # NB: None: the line is read where it is
-
-
-def _restore_anomaly(before: Tuple[bool, bool], ours: Tuple[bool, bool]) -> None:
-    """Put anomaly mode back as it was before the run -- unless the user's code changed it since we set it:
-    then it is theirs and stays (as after a plain cell). NB: a change to exactly our setting cannot be told
-    from none; that one is put back."""
-    if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) == ours:
-        torch.set_anomaly_enabled(*before)
-
-
 def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
     """Remove our hooks from torch's global optimizer hook tables (idempotent)."""
     steps.closed = True  # NB: a step still under way (another thread) must not put the tracker back
@@ -329,40 +284,6 @@ def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
     for table in (optimizer_module._global_optimizer_pre_hooks, optimizer_module._global_optimizer_post_hooks):
         for key in [k for k, hook in table.items() if hook in hooks]:
             table.pop(key, None)
-
-
-def _push_function_mode(mode: TorchFunctionMode) -> None:
-    """Put our mode on torch's function-mode stack, at the bottom, under any mode of the user's, unless it
-    is on it already (it must never be on twice: the capture's undo takes it off once).
-
-    NB: at the bottom, not on top: a user's mode entered before the cell and exited in it pops itself (on top,
-    its `__exit__` would pop ours and leave it on), and the user's modes see each call first, as they would
-    without grad_magic; ours sees what they pass on.
-    """
-    stack = _get_current_function_mode_stack()
-    if any(m is mode for m in stack):
-        return
-    above = [torch._C._pop_torch_function_stack() for _ in stack]  # NB: top first
-    torch._C._push_on_torch_function_stack(mode)
-    for m in reversed(above):
-        torch._C._push_on_torch_function_stack(m)
-
-
-def _pop_function_mode(mode: TorchFunctionMode) -> bool:
-    """Take our mode off torch's function-mode stack wherever it sits, leaving every other mode where it was
-    (idempotent); whether it was on. A user's mode still entered when the cell ends stays on, theirs."""
-    stack = _get_current_function_mode_stack()
-    if all(m is not mode for m in stack):
-        return False
-    above = []
-    while True:
-        top = torch._C._pop_torch_function_stack()
-        if top is mode:
-            break
-        above.append(top)
-    for m in reversed(above):
-        torch._C._push_on_torch_function_stack(m)
-    return True
 
 
 def _error_site(exc: Optional[BaseException], filename: Optional[str]):

@@ -16,7 +16,7 @@ from inspect import CO_COROUTINE
 from types import CodeType, TracebackType
 from typing import Any, List, Optional, Tuple
 
-from .capture import TRACKER_CODE, Capture, CaptureOptions
+from .capture import HIDDEN_CODE, Capture, CaptureOptions
 from .engine import diagnose_and_remember
 from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
 from .sources import Sources
@@ -305,13 +305,13 @@ def _is_own_syntax_error(record: Any) -> bool:
 
 def _as_in_a_plain_cell(exc: BaseException) -> None:
     """The tracebacks of the error and of the errors it chains to, without the op tracker's frames and
-    torch's dispatch to it (what a plain cell shows; `stacks.without_dispatch`)."""
+    torch's dispatch to it, nor the warning recorder's (what a plain cell shows; `stacks.without_dispatch`)."""
     seen = set()
     while exc is not None and id(exc) not in seen and len(seen) < 100:
         seen.add(id(exc))
         tb = exc.__traceback__
         try:
-            cleaned = traceback_without_dispatch(tb, TRACKER_CODE)
+            cleaned = traceback_without_dispatch(tb, HIDDEN_CODE)
         except Exception:  # NB: never in place of the user's error: then the traceback stays as it was
             cleaned = tb
         if cleaned is not tb:

@@ -40,16 +40,22 @@ class TraceFilter:
         self._frames = set(frames) | (outer._frames if outer else set())  # NB: frames hash by identity
         # NB: code objects hash by value (slow): ids
         self._codes = frozenset(id(c) for c in codes) | (outer._codes if outer else frozenset())
+        self._closed = False
 
     def install(self) -> None:
         self._module.format_stack = self
 
     def uninstall(self) -> None:
+        self._closed = True
         if self._module.format_stack is self:  # NB: idempotent; a later swap by someone else is kept
             self._module.format_stack = self._previous
         self._frames = set()  # NB: no frame outlives the run through us
 
     def __call__(self) -> List[str]:
+        if self._closed:  # NB: kept by the user past its run (saved, then put back): what it replaced, back
+            if self._module.format_stack is self:
+                self._module.format_stack = self._previous
+            return self._previous()
         if getattr(self._module, "should_preserve_node_meta", False):
             return self._previous()  # NB: fx tracing's own path: not a stack walk
         frames, kept = self._frames, []

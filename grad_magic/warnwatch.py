@@ -1,0 +1,183 @@
+"""The warnings a run raises: recorded, shown as the user's filters show them, and torch's evidence
+recorded even where the user's filters hide it.
+
+Part of the capture room (capture.py installs it; every undo idempotent). Two of torch's warnings are what
+the cards stand on: anomaly mode's "Error detected in X. Traceback of forward call ..." (the forward line
+that saved a tensor) and the `.grad` of a non-leaf tensor. A `warnings.filterwarnings("ignore")` at the top
+of a notebook would drop them before any `showwarning` runs. So while a run lasts, one filter of ours
+stands first in `warnings.filters`: it lets those two through to the recorder (and nothing else, and only
+while the recorder is the `showwarning`), which records them and then warns again, in the same place,
+through the user's filters alone -- shown, hidden, raised or counted once exactly as without grad_magic.
+
+NB: the filters are never replaced and their version is never bumped (`warnings._filters_mutated`): a
+bump empties every module's once-registry, and each "default" warning the user has seen would fire again.
+Our filter is inserted and removed in place; a filter the cell adds goes in front of it and it is moved
+back to the front (so `filterwarnings("ignore")` inside the cell costs no evidence either).
+"""
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import warnings
+from types import FrameType
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+from .record import CapturedWarning
+from .tracker import OpTracker
+
+_TRACKER_FUNCTION = OpTracker.__torch_function__.__code__
+_TRACKER_FILE = _TRACKER_FUNCTION.co_filename
+_WARNINGS_FILES = frozenset({warnings.__file__, getattr(sys.modules.get("_py_warnings"), "__file__", None)})
+# NB: torch's wordings (torch/csrc/autograd/python_anomaly_mode.cpp; TensorBody.h), read by the rules
+EVIDENCE = re.compile(r"Error detected in \w+\. |The \.grad attribute of a Tensor that is not a leaf Tensor")
+_MUTATED = ("_filters_mutated", "_filters_mutated_lock_held")  # NB: called after each change of the filters
+MAX_WARNINGS = 1000
+
+
+class WarningRecorder:
+    """Records every warning that is shown, and torch's evidence even when hidden; shows each as it would
+    have been shown.
+
+    NB: `warnings.showwarning` is swapped and put back; the user's filters are left as they are, so a
+    `warnings.filterwarnings(...)` in the cell stays in force after it, as in a plain cell. Kept by the user
+    past its run (saved, then put back), it only passes warnings on, and puts back what it replaced.
+    """
+
+    def __init__(self, sink: List[CapturedWarning]) -> None:
+        self._sink = sink
+        self._shown = warnings.showwarning
+        self._filter = ("always", _Evidence(self), Warning, None, 0)
+        self._mutated: Dict[str, Callable[[], Any]] = {}
+        self._armed: Optional[int] = None  # the thread whose warning our filter let through just now
+        self._passing: Set[int] = set()  # threads warning again through the user's filters
+        self.closed = False
+
+    def install(self) -> None:
+        warnings.showwarning = self
+        warnings.filters.insert(0, self._filter)
+        for name in _MUTATED:
+            original = getattr(warnings, name, None)
+            if original is not None and name not in self._mutated:
+                self._mutated[name] = original
+                setattr(warnings, name, _KeepFirst(self, original))
+
+    def uninstall(self) -> None:
+        self.closed = True
+        for name, original in self._mutated.items():
+            if isinstance(getattr(warnings, name, None), _KeepFirst) and getattr(warnings, name).recorder is self:
+                setattr(warnings, name, original)
+        _remove(warnings.filters, self._filter)
+        if warnings.showwarning is self:  # NB: a cell that set its own showwarning keeps it
+            warnings.showwarning = self._shown
+
+    def keep_first(self) -> None:
+        """Our filter back in front of the user's (after the cell changed them), the filters' version untouched."""
+        filters = warnings.filters
+        if not self.closed and isinstance(filters, list) and (not filters or filters[0] is not self._filter):
+            _remove(filters, self._filter)
+            filters.insert(0, self._filter)
+
+    def arm(self, text: str) -> bool:
+        """Our filter's test: torch's evidence, while the recorder is the one to show it and not warning again."""
+        me = threading.get_ident()
+        if self.closed or warnings.showwarning is not self or me in self._passing or not EVIDENCE.match(text):
+            return False
+        self._armed = me
+        return True
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
+        if self.closed:
+            if warnings.showwarning is self:
+                warnings.showwarning = self._shown
+            return self._shown(message, category, filename, lineno, file, line)
+        me = threading.get_ident()
+        frame = _warning_frame(sys._getframe(1))
+        if filename == _TRACKER_FILE:
+            frame, filename, lineno, line = _site_of_tracked_call(frame, filename, lineno, line)
+        if me in self._passing:  # NB: the user's filters show it: already recorded
+            return self._shown(message, category, filename, lineno, file, line)
+        if len(self._sink) < MAX_WARNINGS:
+            self._sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
+        if self._armed != me:
+            return self._shown(message, category, filename, lineno, file, line)
+        self._armed = None
+        return self._warn_again(message, category, filename, lineno, frame)
+
+    def _warn_again(self, message: Any, category: Any, filename: str, lineno: int,
+                    frame: Optional[FrameType]) -> None:
+        """The warning once more, through the user's filters alone, with the registry and module of the frame
+        it was raised in (as `warnings.warn` finds them)."""
+        scope = frame.f_globals if frame is not None and frame.f_code.co_filename == filename else None
+        registry = scope.setdefault("__warningregistry__", {}) if scope is not None else None
+        module = scope.get("__name__") if scope is not None else None
+        me = threading.get_ident()
+        self._passing.add(me)
+        try:
+            warnings.warn_explicit(message, category, filename, lineno,
+                                   module if isinstance(module, str) else None, registry)
+        finally:
+            self._passing.discard(me)
+
+
+class _Evidence:
+    """The message test of our filter (`warnings` calls its `match`, as it does a compiled pattern's)."""
+
+    def __init__(self, recorder: WarningRecorder) -> None:
+        self._recorder = recorder
+
+    pattern = EVIDENCE.pattern  # NB: for code that lists the filters' patterns
+
+    def match(self, text: str) -> bool:
+        return self._recorder.arm(text)
+
+    def __repr__(self) -> str:
+        return "<grad_magic: torch's evidence for the card, then the filters after this one>"
+
+
+class _KeepFirst:
+    """`warnings._filters_mutated` while a run lasts: the original, then our filter moved back in front."""
+
+    def __init__(self, recorder: WarningRecorder, original: Callable[[], Any]) -> None:
+        self.recorder, self._original = recorder, original
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._original(*args, **kwargs)
+        self.recorder.keep_first()
+        return result
+
+
+def _remove(filters: Any, item: Tuple[Any, ...]) -> None:
+    """Every occurrence of `item` (by identity: `list.remove` compares by value) taken out, in place."""
+    if isinstance(filters, list):
+        while True:
+            at = next((i for i, f in enumerate(filters) if f is item), None)
+            if at is None:
+                return
+            del filters[at]
+
+
+def _warning_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
+    """The frame a warning was raised in: the first outside the `warnings` module."""
+    while frame is not None and frame.f_code.co_filename in _WARNINGS_FILES:
+        frame = frame.f_back
+    return frame
+
+
+def _site_of_tracked_call(frame: Optional[FrameType], filename: str, lineno: int, line: Optional[str]
+                          ) -> Tuple[Optional[FrameType], str, int, Optional[str]]:
+    """Where a warning torch raised in a call the tracker passed on belongs: Python puts it at the
+    innermost Python frame (the tracker's); the user's code that made the call is the frame under it."""
+    while frame is not None and frame.f_code is not _TRACKER_FUNCTION:
+        frame = frame.f_back
+    while frame is not None and frame.f_code is _TRACKER_FUNCTION:  # NB: nested captures
+        frame = frame.f_back
+    if frame is None:
+        return None, filename, lineno, line
+    return frame, frame.f_code.co_filename, frame.f_lineno, None  # NB: None: the line is read where it is
+
+
+# NB: the recorder's frames, and `warnings`' own on the way to it, in the traceback of a warning the user's
+# filters turned into an error (`simplefilter("error")`): a plain cell's traceback ends at the user's line
+RECORDER_CODE = frozenset({WarningRecorder.__call__.__code__, WarningRecorder._warn_again.__code__,
+                           *([warnings._showwarnmsg.__code__] if hasattr(warnings, "_showwarnmsg") else [])})

@@ -97,6 +97,22 @@ def test_a_hand_written_update_in_a_helper_clears_the_gradients_it_used(shell):
     assert applied(shell, d, MANUAL_LOOP) == []
 
 
+MANUAL_DATA = ("def train_epoch(m, bs, lr):\n    for x, y in bs:\n        loss = F.mse_loss(m(x), y)\n"
+               "        loss.backward()\n        torch.nn.utils.clip_grad_norm_(m.parameters(), 0.25)\n"
+               "        for p in m.parameters():\n            p.data.add_(p.grad, alpha=-lr)\n")
+
+
+def test_an_update_through_data_in_a_helper_clears_the_gradients_it_used(shell):
+    # word_language_model by hand: `p.data.add_(p.grad, alpha=-lr)` -- a fresh `.data` tensor each time
+    found = cells(shell, SETUP, MANUAL_DATA, "train_epoch(model, batches, 0.1)\n")
+    d = next(d for d in found if d.kind == "grads-not-zeroed")
+    assert [(sl.cell, sl.lineno, sl.function) for sl in d.lines] == [(2, 7, "train_epoch")]
+    assert "`model.0.weight`" in d.title
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.splitlines()[6:8] == ["            p.data.add_(p.grad, alpha=-lr)", "            p.grad.zero_()"]
+    assert applied(shell, d, "train_epoch(model, batches, 0.1)\n") == []
+
+
 HEALTHY = {
     "set_to_none_in_the_helper": ("def train(m, o, bs):\n    for x, y in bs:\n        o.zero_grad(set_to_none=True)\n"
                                   "        F.mse_loss(m(x), y).backward()\n        o.step()\n"),
@@ -117,6 +133,12 @@ HEALTHY = {
     "manual_update_then_zero": ("def train(m, o, bs):\n    for x, y in bs:\n        F.mse_loss(m(x), y).backward()\n"
                                 "        with torch.no_grad():\n            for p in m.parameters():\n"
                                 "                p -= 0.01 * p.grad\n                p.grad.zero_()\n"),
+    "manual_update_through_data_then_zero": ("def train(m, o, bs):\n    for x, y in bs:\n"
+                                             "        F.mse_loss(m(x), y).backward()\n        for p in m.parameters():\n"
+                                             "            p.data.add_(p.grad, alpha=-0.01)\n            p.grad.zero_()\n"),
+    "manual_update_through_data_then_none": ("def train(m, o, bs):\n    for x, y in bs:\n"
+                                             "        F.mse_loss(m(x), y).backward()\n        for p in m.parameters():\n"
+                                             "            p.data.sub_(0.01 * p.grad)\n            p.grad = None\n"),
     "closure_step": ("def train(m, o, bs):\n    for x, y in bs:\n        def closure():\n            o.zero_grad()\n"
                      "            loss = F.mse_loss(m(x), y)\n            loss.backward()\n            return loss\n"
                      "        o.step(closure)\n"),

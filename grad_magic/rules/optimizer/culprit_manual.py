@@ -71,16 +71,22 @@ def stale_manual_update(ctx: RuleContext) -> Optional[ManualUpdate]:
 
 def _stale_params(ctx: RuleContext) -> List[Tuple[Any, List[OpEvent]]]:
     by_param: Dict[int, Tuple[Any, List[OpEvent]]] = {}
+    through_data: Dict[Tuple[int, ...], List[OpEvent]] = {}
     cleared = set()
     for e in ctx.record.inplace_ops:
         shots = e.targets
-        if e.name in CLEARING:
+        if e.name in CLEARING and not _clipping(ctx, e):
             cleared.update(t.shape for t in shots if not t.requires_grad)
-        if e.name not in UPDATES or not shots or not (shots[0].is_leaf and shots[0].requires_grad):
+        if e.name not in UPDATES or not shots or not shots[0].is_leaf:
+            continue
+        if not shots[0].requires_grad:
+            through_data.setdefault(shots[0].shape, []).append(e)
             continue
         p = shots[0].ref() if shots[0].ref is not None else None
         if isinstance(p, torch.Tensor):
             by_param.setdefault(id(p), (p, []))[1].append(e)
+    if not by_param:
+        by_param = _through_data(ctx, through_data)
     stale = []
     for p, events in by_param.values():
         grad = attribute_without_code(p, "grad")
@@ -90,6 +96,37 @@ def _stale_params(ctx: RuleContext) -> List[Tuple[Any, List[OpEvent]]]:
         if not grad.is_inference() and grad._version >= len(events) - 1:
             stale.append((p, events))
     return stale
+
+
+def _through_data(ctx: RuleContext, by_shape: Dict[Tuple[int, ...], List[OpEvent]]
+                  ) -> Dict[int, Tuple[Any, List[OpEvent]]]:
+    """`p.data.add_(p.grad, alpha=-lr)`: the tracker sees a fresh `.data` tensor each time (no grad, no
+    reference kept). The parameters are the leaves that require grad among what this run touched, of the
+    shapes updated, each of a shape given its share of that shape's updates; the statements (which must read
+    `.grad`) and each parameter's `.grad` version decide the rest."""
+    if not by_shape:
+        return {}
+    params: Dict[int, Tuple[Any, List[OpEvent]]] = {}
+    for _, obj in ctx.names.objects():
+        if isinstance(obj, torch.Tensor) and obj.requires_grad and obj.is_leaf and tuple(obj.shape) in by_shape:
+            params.setdefault(id(obj), (obj, []))
+    for shape, events in by_shape.items():
+        mine = [p for p, _ in params.values() if tuple(p.shape) == shape]
+        for p in mine:  # NB: k parameters of one shape updated in turn: each got 1/k of the updates
+            params[id(p)][1].extend(events[:len(events) // len(mine)])
+    return params
+
+
+def _clipping(ctx: RuleContext, e: OpEvent) -> bool:
+    """A scaling of the gradients made by `clip_grad_norm_(...)` / `clip_grad_value_(...)` on the user's line:
+    it rescales them, it clears nothing."""
+    if not e.name.endswith("mul_") or not e.frames:
+        return False
+    filename, lineno = e.frames[0]
+    sources = ctx.record.sources
+    text = ctx.record.source if filename == ctx.record.filename else sources.text(filename) if sources else ""
+    lines = text.splitlines()
+    return 0 < lineno <= len(lines) and "clip_grad_" in lines[lineno - 1]
 
 
 def _updated(stmt: ast.stmt) -> Optional[str]:

@@ -526,3 +526,71 @@ def test_every_tensor_of_a_dict_a_helper_returns_is_made_on_the_device(shell):
     fixed = d.fix.elsewhere[0].source
     assert "ids = torch.tensor(rows, device=device)" in fixed and "torch.ones(ids.shape, device=device)" in fixed
     fix_runs_clean(shell, cells, d)
+
+
+def test_a_pair_unpacked_from_the_state_is_made_on_the_device_where_init_hidden_returns_it(shell):
+    cells = [SETUP,
+             "class Cell(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.fc = nn.Linear(6, 3)\n"
+             "\n"
+             "    def forward(self, x, state):\n"
+             "        h, c = state\n"
+             "        z = torch.cat([x, h], dim=1)\n"
+             "        return self.fc(z), c\n"
+             "\n"
+             "    def init_hidden(self, n):\n"
+             "        return (torch.zeros(n, 3),\n"
+             "                torch.zeros(n, 3))\n",
+             "cell = Cell().to(device)\n",
+             "%%gradcheck\nstate = cell.init_hidden(2)\nh, c = cell(torch.randn(2, 3, device=device), state)\n"
+             "y = h + c\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 12) in lines_of(d) and (2, 13) in lines_of(d)
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.count("torch.zeros(n, 3, device=self.fc.weight.device)") == 2 and not d.fix.source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_table_a_submodule_returns_from_a_plain_attribute_becomes_a_buffer(shell):
+    cells = [SETUP,
+             "class Positions(nn.Module):\n"
+             "    def __init__(self, dim):\n"
+             "        super().__init__()\n"
+             "        self.table = torch.randn(16, dim)\n"
+             "\n"
+             "    def forward(self, tokens):\n"
+             "        return self.table[: tokens.size(1)].unsqueeze(0)\n"
+             "\n"
+             "\n"
+             "class Encoder(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.embed = nn.Embedding(10, 4)\n"
+             "        self.positions = Positions(4)\n"
+             "\n"
+             "    def forward(self, tokens):\n"
+             "        return self.embed(tokens) * 2.0 + self.positions(tokens)\n",
+             "encoder = Encoder().to(device)\ntokens = torch.randint(0, 10, (2, 5))\n",
+             "%%gradcheck\nout = encoder(tokens.to(device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 4) in lines_of(d)
+    assert '        self.register_buffer("table", torch.randn(16, dim))\n' in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_loss_weight_made_in_a_helper_moves_where_the_helper_makes_the_loss(shell):
+    cells = [SETUP,
+             "def make_loss(labels, weighted):\n"
+             "    if weighted:\n"
+             "        w = 1.0 / torch.bincount(labels, minlength=3).float()\n"
+             "        return nn.CrossEntropyLoss(weight=w)\n"
+             "    return nn.CrossEntropyLoss()\n",
+             "labels = torch.tensor([0, 1, 2, 2])\nloss_fn = make_loss(labels, True)\n"
+             "net = nn.Linear(4, 3).to(device)\n",
+             "%%gradcheck\nloss = loss_fn(net(torch.randn(4, 4, device=device)), labels.to(device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 4) in lines_of(d)
+    assert "        return nn.CrossEntropyLoss(weight=w.to(device))\n" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)

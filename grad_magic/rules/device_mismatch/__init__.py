@@ -8,7 +8,9 @@ cell (culprit_origins.py, its ast in culprit_scopes.py), followed across frames 
 in a method or helper (culprit_chain.py: to the caller that passed it, into the helper that returned it, to a
 global made by an earlier cell), what the failing line itself says (culprit_line.py: a factory or operand with
 no name, a tensor the line hands a library, how a function names the device) and what a model holds
-(culprit_held.py: a plain tensor attribute, layers in a plain list, a loss's weight, a model never moved).
+(culprit_held.py: a plain tensor attribute, layers in a plain list, a loss's weight -- also one a helper
+makes --, a model never moved) and what crosses a `return` or a tuple (culprit_returns.py: the (h, c) pair a
+helper returns, both items; `h, c = state`; a module's output taken from a kept tensor).
 Reads tensor and module metadata only (device), never data. The fix (fix.py) moves the odd one out to where
 the rest live, in whichever cell that is: `device=` on the call that created it, `.to(...)` at the top of the
 loop that yields it or where the op uses it, `register_buffer` / `nn.ModuleList` in `__init__`, `.to(device)`

@@ -29,6 +29,7 @@ from .culprit_held import attribute, container, loss_buffer, loss_weight, module
 from .culprit_line import made, own_device, passed_as, taken_from, unnamed
 from .culprit_origins import Move, Mover, Plan
 from .culprit_paths import callee, item_of, owner_of, path_to, resolve, root_of, static
+from .culprit_returns import returned_by, siblings, unpacked
 from .culprit_scopes import binds, placed
 
 
@@ -148,6 +149,8 @@ class Chain:
         binding = m.cell.last_binding(scope, root, m.lineno)
         if binding is None and not m.cell.bound_before(root, m.lineno):
             return self.global_call(m, p, root, key)
+        if binding is None and key is None:
+            return unpacked(m, p, root, scope)
         if binding is None or placed(binding.value):
             return None
         if isinstance(binding.value, ast.DictComp) and key is not None:
@@ -242,6 +245,8 @@ class Chain:
             moved = made(inner, value, p.device)
         else:
             return None
+        if moved and isinstance(key, int):  # NB: `return (torch.zeros(...), torch.zeros(...))`: the pair
+            moved = siblings(inner, place, key, resolve(m.ctx, root_of(p.name)), p.device)
         if moved:  # NB: no edit: says where the value came from
             self.result.moves.insert(at, Move("returned", (root_of(p.name),), binding.lineno, p.device,
                                               code=one_line(m.src, binding.value), file=m.ctx.record.filename))
@@ -278,6 +283,9 @@ class Chain:
 
     def own_device(self, m: Mover, scope: ast.AST, lineno: int) -> Optional[str]:
         return own_device(m, scope, lineno, self.target.device)
+
+    def returned_by(self, m: Mover, call: ast.Call, device: str) -> Optional[bool]:
+        return returned_by(self, m, call, device)
 
 
 def named(ctx: RuleContext, p: Party, path: str) -> Party:

@@ -8,6 +8,7 @@ May touch: modules' dicts and types (no user code runs), the user's cells' text.
 from __future__ import annotations
 
 import ast
+import types
 from typing import TYPE_CHECKING, Any, Optional
 
 import torch
@@ -145,10 +146,26 @@ def made_where(chain: Chain, m: Mover, p: Party, name: str, obj: Any) -> Any:
             return None
         stmt = found.node
         where = chain.place(found.ctx.record.filename, stmt.lineno, "<module>", None)
-    if stmt is None or not isinstance(stmt.value, ast.Call) or callee(where.ctx, stmt.value.func)[0] \
-            is not type(obj):
+    if stmt is None or not isinstance(stmt.value, ast.Call):
         return None
+    made = callee(where.ctx, stmt.value.func)[0]
+    if made is not type(obj):
+        return made_by_helper(chain, where, made, obj)
     return where, stmt
+
+
+def made_by_helper(chain: Chain, m: Mover, fn: Any, obj: Any) -> Any:
+    """`criterion = get_loss(...)`: a function of the user's made it -- (Mover, the one `return` of the
+    helper that calls the module's class with a keyword argument, `return nn.CrossEntropyLoss(weight=w)`);
+    None when not exactly one does."""
+    place = function_place(m.ctx, fn) if isinstance(fn, types.FunctionType) else None
+    if place is None:
+        return None
+    found = [r for r in ast.walk(place.node) if isinstance(r, ast.Return) and isinstance(r.value, ast.Call)
+             and r.value.keywords and callee(place.ctx, r.value.func)[0] is type(obj)]
+    if len(found) != 1:
+        return None
+    return chain.place(place.ctx.record.filename, found[0].lineno, fn.__qualname__, None), found[0]
 
 
 def plain_tensor(owner: torch.nn.Module, attr: str) -> bool:

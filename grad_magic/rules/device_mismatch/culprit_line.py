@@ -52,6 +52,11 @@ def unnamed(m: Mover, odd: Sequence[Party], op: Optional[str]) -> bool:
         expr = m.device_expr(m.lineno)
         return expr is not None and m.done(Move("operand", (), m.lineno, device, expr, (operands[0],),
                                                 one_line(m.src, operands[0])))
+    if not operands and m.chain is not None:  # NB: `x + self.embed_positions(tokens)`: what the user's code returned
+        followed = [r for ops in _op_operands(stmt, op) for c in ops if isinstance(c, ast.Call)
+                    for r in [m.chain.returned_by(m, c, device)] if r is not None]
+        if followed:
+            return all(followed)
     # NB: the op failed inside a library the line calls (`self.attn(q, k, v, attn_mask=mask)`,
     # `model(**batch)`): the tensors the line hands it on the odd device are where the results came from
     handed = _handed(m, stmt, device)
@@ -129,21 +134,27 @@ def _operands(m: Mover, stmt: ast.stmt, op: Optional[str]) -> List[ast.AST]:
     """The operands of the failed op on the line (`a & b`, `x.masked_fill(mask, 0)`, `torch.cat([a, b])`)
     that are no named tensor, where another one is."""
     found: List[ast.AST] = []
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.BinOp) and op in _OPS.get(type(node.op), ()):
-            operands = [node.left, node.right]
-        elif isinstance(node, ast.Call) and op and (dotted(node.func) or "").rsplit(".", 1)[-1] == op or \
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == op:
-            operands = ([node.func.value] if isinstance(node.func, ast.Attribute) else []) + [
-                e for a in [*node.args, *(k.value for k in node.keywords)]
-                for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
-        else:
-            continue
+    for operands in _op_operands(stmt, op):
         values = [resolve(m.ctx, dotted(o)) if dotted(o) else None for o in operands]
         named = [o for o, v in zip(operands, values) if isinstance(v, torch.Tensor)]
         # NB: a name that is no tensor (`torch` of `torch.cat`, a module, a number) is no operand to move
         found += [o for o, v in zip(operands, values) if named and v is None and dotted(o) is None
                   and not placed(o) and _computed(o)]
+    return found
+
+
+def _op_operands(stmt: ast.stmt, op: Optional[str]) -> List[List[ast.AST]]:
+    """The operands of each use of the failed op on the line: both sides of `a & b`, the receiver and the
+    arguments of `x.masked_fill(mask, 0)`, the items of `torch.cat([a, b])`."""
+    found = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BinOp) and op in _OPS.get(type(node.op), ()):
+            found.append([node.left, node.right])
+        elif isinstance(node, ast.Call) and op and (dotted(node.func) or "").rsplit(".", 1)[-1] == op or \
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == op:
+            found.append(([node.func.value] if isinstance(node.func, ast.Attribute) else []) + [
+                e for a in [*node.args, *(k.value for k in node.keywords)]
+                for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])])
     return found
 
 

@@ -230,3 +230,27 @@ def test_a_classifier_of_an_earlier_cells_model_gets_the_labels_count_there(shel
     d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
     assert (1, 9) in lines_of(d) and (3, 4) in lines_of(d)
     assert "self.fc = nn.Linear(4, 5)" in fix_runs_clean(shell, cells, d)[0]
+
+
+def test_a_head_replaced_after_the_model_was_made_gets_one_output_per_class_name(shell):
+    cells = ["import torch\nimport torch.nn as nn\n",
+             'class_names = ["a", "b", "c", "d", "e"]\nx = torch.randn(10, 3)\ny = torch.arange(10) % len(class_names)\n',
+             "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(3, 1000)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\n"
+             "model_ft = Net()\nmodel_ft.fc = nn.Linear(3, 4)\n",
+             "def train(model):\n    return nn.functional.cross_entropy(model(x), y)\n",
+             "%%gradcheck\nloss = train(model_ft)\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert (3, 11) in lines_of(d)
+    (fixed,) = d.fix.elsewhere
+    assert fixed.cell == 3 and "model_ft.fc = nn.Linear(3, len(class_names))" in fixed.source
+    assert "self.fc = nn.Linear(3, 1000)" in fixed.source  # NB: the __init__'s head is not the one that ran
+    fix_runs_clean(shell, cells, d)
+
+
+def test_a_class_list_that_is_not_all_names_says_nothing_about_the_labels(shell):
+    cells = ["import torch\nimport torch.nn as nn\n",
+             "classes = [0, 1, 2, 3, 4]\nx = torch.randn(10, 3)\ny = torch.arange(10) % 5\nhead = nn.Linear(3, 4)\n",
+             "%%gradcheck\nloss = nn.functional.cross_entropy(head(x), y)\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert d.fix is None

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import torch
 
+from ...cell import cell_tree
 from ..context import RuleContext
-from ..kit import lookup, one_line
+from ..kit import dotted, lookup, one_line
+from ..places import cells_before, root, view_on
 from .culprit import LinearCall, LossArgs, fold, last_assignment, linear_calls, made_in_init, module_name
 
 CLASS_COUNT_NAMES = ("num_classes", "n_classes", "NUM_CLASSES", "N_CLASSES", "nclasses", "classes_count")
+CLASS_LIST_NAMES = ("class_names", "classes", "CLASSES", "CLASS_NAMES", "class_list", "categories", "label_names")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Labels:
     count: Optional[int]  # labels are below this
     source: str  # the code or the variable that says so
     lineno: Optional[int] = None
+    expr: str = ""  # how a fix can say the count: `len(class_names)` ("" when the number itself)
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ def find_classes(ctx: RuleContext, tree: Optional[ast.Module], loss: LossArgs) -
     if not ctors and layer:  # NB: the classifier of a model made in an earlier cell: its __init__'s call
         at, ctors = made_in_init(ctx, ctx.names.lookup(layer), layer)
         ctors = tuple(c for c in ctors if c.out_features == count)
+        if not ctors:  # NB: a head replaced after the model was made (`model_ft.fc = nn.Linear(n, 4)`)
+            at, ctors = _replaced_head(ctx, ctx.names.lookup(layer), count)
     return Classes(count, layer, ctors, _labels(ctx, tree, loss), at if ctors else None)
 
 
@@ -92,7 +98,32 @@ def _labels(ctx: RuleContext, tree: Optional[ast.Module], loss: LossArgs) -> Opt
         value = ctx.names.lookup(name)
         if type(value) is int and value > 0:
             return Labels(None, value, name)
+    for name in CLASS_LIST_NAMES:  # NB: the class names themselves (`class_names = ["cloudy", ...]`)
+        value = root(ctx).names.lookup(name)
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+            return Labels(None, len(value), f"len({name})", expr=f"len({name})")
     return None
+
+
+def _replaced_head(ctx: RuleContext, module: Any, count: Optional[int]) -> Tuple[Optional[RuleContext],
+                                                                                  Tuple[LinearCall, ...]]:
+    """(view on its cell, the call) of the top-level `model_ft.fc = nn.Linear(num_ftrs, 4)` of the newest
+    earlier cell that put `module` -- the live classifier -- where it is; (None, ()) when none did."""
+    if not isinstance(module, torch.nn.Linear):
+        return None, ()
+    for _, filename in cells_before(ctx):
+        tree = cell_tree(root(ctx).record.sources.text(filename))
+        for stmt in reversed(tree.body if tree is not None else []):
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            owner = root(ctx).names.lookup(dotted(target.value) or "") \
+                if isinstance(target, ast.Attribute) and isinstance(stmt.value, ast.Call) else None
+            if not isinstance(owner, torch.nn.Module) or owner._modules.get(target.attr) is not module:
+                continue
+            view = view_on(ctx, filename, stmt.lineno)
+            calls = tuple(c for c in linear_calls(view, tree) if c.call is stmt.value and c.out_features == count) \
+                if view is not None else ()
+            return (view, calls) if calls else (None, ())
+    return None, ()
 
 
 def _int(ctx: RuleContext, node: Optional[ast.AST]) -> Optional[int]:

@@ -134,8 +134,10 @@ def target_fix(ctx: RuleContext, loss: LossArgs, classes: Classes, label: Option
     start, end = node_span(src, node)
     description = at.say("shapes.target.fix_out_features",
                           layer=quote(classes.layer) or "nn.Linear",
-                          count=labels.count, old=src[start:end], lineno=node.lineno)
-    return make_fix(src, [TextEdit(start, end, str(labels.count))], description), "shapes.target.no_fix_parse"
+                          count=f"`{labels.expr}`" if labels.expr else labels.count, old=src[start:end],
+                          lineno=node.lineno)
+    return make_fix(src, [TextEdit(start, end, labels.expr or str(labels.count))], description), \
+        "shapes.target.no_fix_parse"
 
 
 def _shift(ctx: RuleContext, loss: LossArgs) -> Optional[Fix]:

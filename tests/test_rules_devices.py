@@ -594,3 +594,26 @@ def test_a_loss_weight_made_in_a_helper_moves_where_the_helper_makes_the_loss(sh
     assert (2, 4) in lines_of(d)
     assert "        return nn.CrossEntropyLoss(weight=w.to(device))\n" in d.fix.elsewhere[0].source
     fix_runs_clean(shell, cells, d)
+
+
+def test_an_item_of_the_pair_already_on_the_device_is_left_as_it_is(shell):
+    cells = [SETUP,
+             "class Cell(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.fc = nn.Linear(6, 3)\n"
+             "\n"
+             "    def forward(self, x, state):\n"
+             "        h, c = state\n"
+             "        return self.fc(torch.cat([x, h], dim=1)) + c\n"
+             "\n"
+             "    def init_hidden(self, n):\n"
+             "        return torch.zeros(n, 3), torch.zeros(n, 3, device=self.fc.weight.device)\n",
+             "cell = Cell().to(device)\n",
+             "%%gradcheck\nstate = cell.init_hidden(2)\nout = cell(torch.randn(2, 3, device=device), state)\n"]
+    d = _cells_card(shell, cells)
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.count("device=self.fc.weight.device") == 2  # NB: the first item's, and the one it had
+    assert "torch.zeros(n, 3, device=self.fc.weight.device), torch.zeros(n, 3, device=self.fc.weight.device)" \
+        in fixed.source
+    fix_runs_clean(shell, cells, d)

@@ -269,3 +269,12 @@ def test_a_list_whose_tensors_are_needed_elsewhere_gets_no_fix(shell):
              "torch.stack(hist).sum().backward()\nnp.mean(hist)\n"]
     d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
     assert d.fix is None
+
+
+def test_a_helper_converting_its_parameter_is_shown_beside_the_callers_fix(shell):
+    cells = ["import torch\n", "def score(y_pred):\n    scores = y_pred.cpu().numpy().ravel()\n    return scores.mean()\n",
+             "w = torch.randn(3, requires_grad=True)\n",
+             "%%gradcheck\nlogits = torch.randn(4, 3) @ w\nprint(score(torch.sigmoid(logits)))\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert lines_of(d) == [(4, 3), (2, 2)] and d.lines[1].function == "score"
+    assert "score(torch.sigmoid(logits.detach()))" in fix_runs_clean(shell, cells, d)[-1]

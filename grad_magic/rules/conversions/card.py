@@ -14,7 +14,7 @@ from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import dotted, fact_for, lookup, names_an_argument
-from ..places import root, with_lines
+from ..places import root, view_on, with_lines
 from ..registry import rule
 from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
 from .culprit_lists import ListFill, list_fill, tracked_items
@@ -62,7 +62,19 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
         why.append(ctx.say("conversions.grad.no_fix"))
     elif not on_line and found[0].call != "numpy()":
         why.append(ctx.say("conversions.via_library", call=found[0].call))
-    return _numpy_diagnosis(ctx, GRAD_KIND, "conversions.grad", found, fix, why)
+    d = _numpy_diagnosis(ctx, GRAD_KIND, "conversions.grad", found, fix, why)
+    return _with_conversion_site(d, ctx) if not on_line and not ctx.elsewhere else d
+
+
+def _with_conversion_site(d: Diagnosis, ctx: RuleContext) -> Diagnosis:
+    """The card of the calling line, with the line of the user's helper (an earlier cell) that converted
+    what the line passed it: where the error was raised, shown beside the fix."""
+    frames = ctx.record.frames
+    site = frames[-1].site if frames else None
+    if site is None or site.filename == ctx.record.filename:
+        return d
+    view = view_on(ctx, site.filename, site.lineno)
+    return with_lines(d, view, [site.lineno]) if view is not None and view is not ctx else d
 
 
 def _caller_filled(ctx: RuleContext) -> bool:

@@ -14,7 +14,8 @@ from typing import Dict, Iterable
 from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
-            "backward_across", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory")
+            "backward_across", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory",
+            "bounds")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

@@ -347,6 +347,7 @@ def test_a_step_before_the_second_backward_in_a_helper_recomputes_the_loss_after
     d = card_of(shell, cells, KIND, raises=RuntimeError)
     assert (1, 13) in lines_of(d) and (1, 15) in lines_of(d) and "In [1], line 13, in train_step" in d.where
     assert "g_loss" in d.fix.description
+    assert "the backward() on line 15 of In [1] still ran" in d.why  # the cell said once
     helper = fix_runs_clean(shell, cells, d)[0].splitlines()
     assert helper[8:15] == ["    d_loss = p_fake.mean()", "    opt_D.zero_grad()",
                             "    d_loss.backward(retain_graph=True)", "    opt_D.step()", "    p_fake = D(fake)",

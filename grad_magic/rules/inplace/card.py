@@ -288,8 +288,10 @@ def _plain_name(name: str) -> str:
 
 
 def _backward(ctx: RuleContext, lineno: Optional[int]) -> str:
-    """The backward() that failed: on its line, when that line is one of this view's cell."""
-    return ctx.say("inplace.saved.backward_at", lineno=lineno) if lineno else ctx.say("inplace.saved.backward")
+    """The backward() that failed: on its line, when that line is one of this view's cell. NB: a phrase for a
+    sentence said through ctx.say, which says the line's cell (saying it here too would say it twice)."""
+    key = "inplace.saved.backward_at" if lineno else "inplace.saved.backward"
+    return catalog.message(key, ctx.language, lineno=lineno)
 
 
 def _lines(*linenos: Optional[int]) -> List[int]:

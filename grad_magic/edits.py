@@ -2,11 +2,21 @@
 
 Find the spot with `ast` positions (cell.py), replace only those characters, leave every other character
 alone. Never regenerate source with `ast.unparse`. A fix that does not parse is no fix (None).
+
+Comments, one rule for every fix (applied here, in `make_fix`): a trailing comment on a line the fix
+changes is dropped when it names a word the fix adds or removes on that line -- it described the old code
+(`w = torch.tensor([1.0])  # no requires_grad` gains `requires_grad=True` and loses the comment). Every
+other comment stays as it is: whole-line comments, comments on lines the fix does not change, comments
+that name nothing the fix changes (`# shape (B, T)`), and `#` inside strings.
 """
 from __future__ import annotations
 
 import ast
-from typing import Iterable, List, Optional, Sequence
+import bisect
+import io
+import re
+import tokenize
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .cell import body_indent, indent_of, line_offsets, python_of_cell, split_lines
 from .model import Fix, TextEdit
@@ -38,10 +48,66 @@ def make_fix(source: str, edits: Sequence[TextEdit], description: str) -> Option
     """The fixed cell, or None when the edits do nothing or the result would not parse."""
     if not edits:
         return None
+    edits = [*edits, *_stale_comments(source, edits)]
     fixed = apply_edits(source, edits)
     if fixed == source or not parses(fixed):
         return None
     return Fix(description=description, source=fixed, edits=tuple(edits))
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")  # NB: ASCII: `# 默认requires_grad=False` names requires_grad
+
+
+def _words(text: str) -> Set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _stale_comments(source: str, edits: Sequence[TextEdit]) -> List[TextEdit]:
+    """Edits that drop the trailing comments the module docstring's rule drops (none that overlap an edit)."""
+    comments = _trailing_comments(source)
+    if not comments:
+        return []
+    offs = line_offsets(source)
+    changed: Dict[int, Set[str]] = {}  # line -> words the edits add or remove there
+    for e in edits:
+        if e.start == e.end and e.text.endswith("\n") and e.start in offs:
+            continue  # NB: a whole new line: the line below it is not changed
+        words = _words(e.text) ^ _words(source[e.start:e.end])
+        for n in range(_line_of(offs, e.start), _line_of(offs, max(e.start, e.end - 1)) + 1):
+            changed.setdefault(n, set()).update(words)
+    dropped = []
+    for lineno, (start, end, text) in comments.items():
+        if not changed.get(lineno, set()) & _words(text):
+            continue
+        cut = TextEdit(start, end, "")
+        if not any(max(e.start, cut.start) < min(e.end, cut.end) or cut.start < e.start < cut.end
+                   for e in edits):
+            dropped.append(cut)
+    return dropped
+
+
+def _line_of(offs: Sequence[int], at: int) -> int:
+    return max(1, bisect.bisect_right(offs, at, hi=len(offs) - 1))
+
+
+def _trailing_comments(source: str) -> Dict[int, Tuple[int, int, str]]:
+    """line -> (start, end, text) of each comment that follows code on its line, `start` taken back over the
+    blanks before the `#`. Empty when the cell does not tokenize (IPython syntax Python cannot read)."""
+    offs = line_offsets(source)
+    lines = split_lines(source, keepends=True)
+    found: Dict[int, Tuple[int, int, str]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if tok.type != tokenize.COMMENT or tok.start[0] > len(lines):
+                continue
+            lineno, col = tok.start
+            before = lines[lineno - 1][:col]
+            if before.strip():
+                start = offs[lineno - 1] + len(before.rstrip())
+                found[lineno] = (start, offs[lineno - 1] + col + len(tok.string), tok.string)
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return {}
+    return found
 
 
 def insert_line_before(cell: str, lineno: int, text: str) -> TextEdit:

@@ -1,6 +1,7 @@
 """Write the demo notebooks from the cell lists below (run once after editing; the .ipynb are committed)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -61,10 +62,19 @@ TOUR = [
 
 CASES = ROOT / "tests" / "cases"
 GOLDEN = ROOT / "tests" / "golden"
-# The case shown per kind in the failure-gallery notebook (else the first case of the kind).
-DEMO_CASE = {"missing-requires-grad": "seed_article", "grads-not-zeroed": "seed_article",
-             "leaf-modified-in-place": "seed_article", "saved-tensor-modified-in-place": "seed_article",
-             "device-mismatch": "seed_article", "load-needs-map-location": "seed_article"}
+# The case shown per kind in the failure-gallery notebook (else the first English case of the kind). The
+# gallery is English: a case whose text holds Chinese (the seed articles' comments) is never shown there.
+DEMO_CASE = {"missing-requires-grad": "manual_sgd", "grads-not-zeroed": "accumulation_forgot_zero",
+             "leaf-modified-in-place": "manual_sgd", "saved-tensor-modified-in-place": "manual_sgd",
+             "device-mismatch": "model_not_moved", "non-leaf-grad": "manual_sgd",
+             "integer-requires-grad": "manual_sgd", "load-needs-map-location": "seed_article"}
+_CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def english(case: Path) -> bool:
+    """The case and its setup hold no Chinese."""
+    setup = case.with_name(case.stem + ".setup.py")
+    return not any(_CHINESE.search(p.read_text(encoding="utf-8")) for p in (case, setup) if p.exists())
 
 
 def gallery() -> list:
@@ -75,15 +85,16 @@ def gallery() -> list:
     for kind_dir in sorted(p for p in CASES.iterdir() if p.is_dir()) if CASES.exists() else []:
         kind = kind_dir.name
         chosen = kind_dir / f"{DEMO_CASE.get(kind, '')}.py"
-        if not chosen.exists():
-            chosen = next(p for p in sorted(kind_dir.glob("*.py")) if not p.name.endswith(".setup.py"))
+        if not chosen.exists() or not english(chosen):
+            chosen = next(p for p in sorted(kind_dir.glob("*.py")) if not p.name.endswith(".setup.py")
+                          and english(p))
         card = (GOLDEN / kind / f"{chosen.stem}.card.txt").read_text(encoding="utf-8")
         fixed = GOLDEN / kind / f"{chosen.stem}.fixed.py"
         cells.append(new_markdown_cell(f"## `{kind}`"))
         setup = chosen.with_name(chosen.stem + ".setup.py")
         if setup.exists():
             cells.append(new_code_cell(setup.read_text(encoding="utf-8").rstrip()))
-        failing = card.startswith("✖")
+        failing = card.startswith("✖") or "\nOriginal error: " in card  # NB: a warning card may come with an error
         cells.append(new_code_cell(chosen.read_text(encoding="utf-8").rstrip(),
                                    metadata=FAILS if failing else {}))
         if fixed.exists():
@@ -92,12 +103,26 @@ def gallery() -> list:
     return cells
 
 
+def write(cells: list, path: Path) -> None:
+    """Write the notebook; a cell that was there already (same kind, same text) keeps its id, so a run
+    changes only the cells whose text changed."""
+    old = {}
+    if path.exists():
+        for cell in nbformat.read(path, as_version=4).cells:
+            old.setdefault((cell.cell_type, cell.source), []).append(cell.get("id"))
+    for cell in cells:
+        ids = old.get((cell.cell_type, cell.source))
+        if ids:
+            cell["id"] = ids.pop(0)
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    nbformat.write(new_notebook(cells=cells, metadata=meta), path)
+
+
 def main() -> None:
     out = ROOT / "demo_notebooks"
     out.mkdir(exist_ok=True)
-    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    nbformat.write(new_notebook(cells=TOUR, metadata=meta), out / "01_tour.ipynb")
-    nbformat.write(new_notebook(cells=gallery(), metadata=meta), out / "02_failure_gallery.ipynb")
+    write(TOUR, out / "01_tour.ipynb")
+    write(gallery(), out / "02_failure_gallery.ipynb")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Set, Tuple
 
@@ -20,6 +21,24 @@ def clip(text: str, limit: int = MAX_FIELD) -> str:
     if text is None or len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: str) -> List[Tuple[bool, str]]:
+    """(is code, text) parts of `text`: what stands between backticks is code (the catalog's way of quoting
+    code), the rest prose; a lone backtick stays as it is."""
+    parts: List[Tuple[bool, str]] = []
+    at = 0
+    for m in _CODE.finditer(text or ""):
+        if m.start() > at:
+            parts.append((False, text[at:m.start()]))
+        parts.append((True, m.group(1)))
+        at = m.end()
+    if at < len(text or ""):
+        parts.append((False, text[at:]))
+    return parts
 
 
 def clean(text: str) -> str:

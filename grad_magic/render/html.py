@@ -11,7 +11,7 @@ from typing import Any
 from .. import catalog
 from ..cell import split_lines
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, excerpts, fixed_cells, place_label, tensor_rows
+from .common import MAX_ERROR, clip, code_spans, excerpts, fixed_cells, place_label, tensor_rows
 from .highlight import highlight_lines
 
 HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highlighted
@@ -48,6 +48,7 @@ def _environment() -> Any:
     env = jinja2.Environment(loader=jinja2.PackageLoader("grad_magic", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["clip"] = clip
+    env.filters["code_spans"] = code_spans
     return env
 
 

@@ -4,8 +4,15 @@
  * NB: every piece of data reaches the page through `textContent` or `setAttribute`; nothing here
  * parses HTML. The buttons call the cell host (insert / replace / apply to In [k] / re-run) or the
  * clipboard; nothing runs but from the Re-run button's click.
+ *
+ * NB: buttons only on an armed card (`ICardContext.armed`: an output of this session's kernel, or of a
+ * notebook the user trusts); a card saved in a notebook from someone else shows what it proposes and
+ * offers nothing to click. The diff is computed from the text the buttons would write, never read from
+ * the card's JSON, and long lines wrap (style/base.css) so nothing hides to the right.
  */
+import { lineDiff } from './diff';
 import { highlightLines, Token } from './highlight';
+import { appendProse, pythonWord } from './prose';
 import { FixTarget, ICellHost, IDiagnosis, IDiffLine, IFixCell } from './types';
 
 const CONTEXT = 2; // lines shown around each culprit line, as in render/common.py
@@ -15,6 +22,9 @@ const COLUMNS = ['name', 'shape', 'dtype', 'device', 'requires_grad', 'version']
 export interface ICardContext {
   host: () => ICellHost | null;
   copy: (text: string) => Promise<boolean>;
+  /** Buttons shown: the output is trusted (JupyterLab's `IMimeModel.trusted`: it came from this session's
+   * kernel, or the notebook's signature is the user's own). */
+  armed: boolean;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -61,7 +71,7 @@ function explanation(d: IDiagnosis): HTMLElement {
   ];
   for (const [key, fallback, text] of rows) {
     list.appendChild(el('dt', '', label(d, key, fallback)));
-    list.appendChild(el('dd', '', text || ''));
+    list.appendChild(appendProse(el('dd'), text || ''));
   }
   return list;
 }
@@ -188,10 +198,9 @@ function tensorTable(d: IDiagnosis): HTMLElement | null {
   const body = table.createTBody();
   for (const t of d.tensors) {
     const row = body.insertRow();
-    const flag = (value: unknown) => (value === null || value === undefined ? '' : String(value));
     const cells = [t.name, t.shape, t.dtype, t.device, t.requires_grad, t.version];
     for (const value of cells) {
-      row.appendChild(el('td', '', flag(value)));
+      row.appendChild(el('td', '', pythonWord(value)));
     }
   }
   box.appendChild(table);
@@ -209,11 +218,12 @@ function codeBlock(className: string, code: string): HTMLElement {
   return pre;
 }
 
+/** The diff of what ran -> the fixed text (diff.ts computes it: the card's stored `diff` is not read). */
 function diffBlock(diff: IDiffLine[]): HTMLElement {
   const pre = el('pre', 'gm-diff');
-  for (const { sign, text } of diff || []) {
+  for (const { sign, text } of diff) {
     const css = sign === '+' ? 'gm-add' : sign === '-' ? 'gm-del' : 'gm-gap';
-    pre.appendChild(el('span', css, `${sign} ${text}`));
+    pre.appendChild(el('span', css, sign === '+' || sign === '-' ? `${sign} ${text}` : text));
     pre.appendChild(document.createTextNode('\n'));
   }
   return pre;
@@ -407,7 +417,7 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
   if (!alone || !isThis) {
     block.appendChild(el('div', 'gm-place', place));
   }
-  block.appendChild(diffBlock(cell.diff));
+  block.appendChild(diffBlock(lineDiff(cell.original ?? d.source ?? '', cell.source)));
   const status = new Status(d, place);
   const details = el('details');
   details.open = true;
@@ -416,6 +426,11 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
   details.appendChild(el('summary', '', title));
   details.appendChild(codeBlock('gm-fixed', cell.source));
   block.appendChild(details);
+  if (!context.armed) {
+    const unarmed = 'This card was saved in a notebook you have not trusted: it offers no buttons. Run the cell for a live card.';
+    block.appendChild(el('div', 'gm-meta gm-unarmed', label(d, 'unarmed', unarmed)));
+    return block;
+  }
   const box = el('div', 'gm-actions');
   if (isThis) {
     thisCellActions(box, cell.source, status, context);
@@ -428,7 +443,7 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
   block.appendChild(box);
   if (file !== null) {
     const hint = status.text('file_hint', 'Change {place} itself (the diff shows how), then reload it.');
-    block.appendChild(el('div', 'gm-meta', hint));
+    block.appendChild(appendProse(el('div', 'gm-meta'), hint));
   }
   return block;
 }
@@ -437,13 +452,14 @@ function fixSection(d: IDiagnosis, context: ICardContext): HTMLElement {
   const fix = d.fix!;
   const box = el('div', 'gm-fix');
   box.appendChild(el('strong', '', `${label(d, 'fix', 'Fix')}:`));
-  box.appendChild(document.createTextNode(' ' + fix.description));
+  box.appendChild(document.createTextNode(' '));
+  appendProse(box, fix.description);
   const cells = fixCells(d);
   for (const cell of cells) {
     box.appendChild(fixCellBlock(d, cell, cells.length === 1, context));
   }
   if (d.labels && d.labels.gradfix_hint) {
-    box.appendChild(el('div', 'gm-meta', d.labels.gradfix_hint));
+    box.appendChild(appendProse(el('div', 'gm-meta'), d.labels.gradfix_hint));
   }
   return box;
 }
@@ -459,7 +475,7 @@ function footer(card: HTMLElement, d: IDiagnosis): void {
   const versions = Object.entries(d.versions || {}).map(([name, v]) => `${name} ${v}`);
   card.appendChild(el('div', 'gm-meta', `${label(d, 'versions', 'Versions')}: ${versions.join(' · ')}`));
   for (const note of d.notes || []) {
-    card.appendChild(el('div', 'gm-meta', `${label(d, 'notes', 'Notes')}: ${note}`));
+    card.appendChild(appendProse(el('div', 'gm-meta', `${label(d, 'notes', 'Notes')}: `), note));
   }
 }
 
@@ -470,8 +486,8 @@ export function buildCard(d: IDiagnosis, context: ICardContext): HTMLElement {
   card.setAttribute('data-kind', d.kind);
   card.setAttribute('lang', d.language === 'zh' ? 'zh-Hans' : 'en');
   card.appendChild(header(d));
-  card.appendChild(el('h3', '', d.title));
-  card.appendChild(el('p', 'gm-summary', d.summary));
+  card.appendChild(appendProse(el('h3'), d.title));
+  card.appendChild(appendProse(el('p', 'gm-summary'), d.summary));
   card.appendChild(explanation(d));
   for (const part of excerpts(d)) {
     card.appendChild(part);
@@ -483,7 +499,7 @@ export function buildCard(d: IDiagnosis, context: ICardContext): HTMLElement {
   if (d.fix) {
     card.appendChild(fixSection(d, context));
   } else if (severity === 'error') {
-    card.appendChild(el('p', 'gm-meta', label(d, 'no_fix', 'No certain fix for this one.')));
+    card.appendChild(appendProse(el('p', 'gm-meta'), label(d, 'no_fix', 'No certain fix for this one.')));
   }
   footer(card, d);
   return card;

@@ -19,9 +19,13 @@ export class RenderedDiagnosis extends Widget implements IRenderMime.IRenderer {
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const data = model.data[this._mimeType] as unknown as IDiagnosis;
+    // NB: `trusted` is JupyterLab's: true for an output this session's kernel sent (running a cell trusts
+    // it) or one of a notebook whose signature the server verified; false for the outputs of a notebook
+    // from someone else, which its file cannot change (the server overwrites each cell's trust on load).
     const card = buildCard(data, {
       host: () => this._findHost(this.node),
-      copy: copyText
+      copy: copyText,
+      armed: model.trusted === true
     });
     this.node.replaceChildren(card);
     return Promise.resolve();
@@ -30,7 +34,8 @@ export class RenderedDiagnosis extends Widget implements IRenderMime.IRenderer {
 
 /**
  * The renderer factory. Safe: the card builds its DOM from text nodes only, so it is shown in
- * untrusted notebooks too (where the HTML card would be sanitised and lose its buttons).
+ * untrusted notebooks too -- without its buttons there (see `renderModel`), as the HTML card, sanitised,
+ * loses its own.
  */
 export function createRendererFactory(findHost: CellHostFinder): IRenderMime.IRendererFactory {
   return {

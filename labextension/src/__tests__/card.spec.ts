@@ -2,9 +2,9 @@ import { buildCard, ICardContext } from '../card';
 import { ApplyResult, ICellHost, RerunResult } from '../types';
 import { FIXED, LABELS, LABELS_2, MODEL, MODEL_FIXED, sample, sample2, settle, SOURCE, TRAIN } from './sample';
 
-function context(host: ICellHost | null = null, copied = true) {
+function context(host: ICellHost | null = null, copied = true, armed = true) {
   const copy = jest.fn((_: string) => Promise.resolve(copied));
-  const ctx: ICardContext = { host: () => host, copy };
+  const ctx: ICardContext = { host: () => host, copy, armed };
   return { ctx, copy };
 }
 
@@ -87,7 +87,7 @@ describe('the card', () => {
     expect(card.querySelector('.gm-fixed')!.textContent).toBe(FIXED);
     const diff = Array.from(card.querySelectorAll('.gm-diff > span')).map(n => [n.className, n.textContent]);
     expect(diff).toEqual([
-      ['gm-gap', '@ @@ -5,2 +5,1 @@'],
+      ['gm-gap', '@@ -5,2 +5 @@'],
       ['gm-del', '- with torch.no_grad():'],
       ['gm-del', '-     y = w * x'],
       ['gm-add', '+ y = w * x']
@@ -121,7 +121,7 @@ describe('the card', () => {
     const heads = Array.from(card.querySelectorAll('th')).map(n => n.textContent);
     expect(heads).toEqual(['name', 'shape', 'dtype', 'device', 'requires_grad', 'version']);
     const cells = Array.from(card.querySelectorAll('tbody td')).map(n => n.textContent);
-    expect(cells).toEqual(['x', '(1,)', 'float32', 'cpu', 'true', '0']);
+    expect(cells).toEqual(['x', '(1,)', 'float32', 'cpu', 'True', '0']);
 
     d.labels['column.name'] = '名称';
     const zh = buildCard(d, context().ctx);
@@ -212,7 +212,7 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     expect(block.querySelector('summary')!.textContent).toBe('Fixed copy of In [3]');
     expect(block.querySelector('.gm-fixed')!.textContent).toBe(MODEL_FIXED);
     expect(texts(block, '.gm-diff > span')).toEqual([
-      '@ @@ -7 +7 @@',
+      '@@ -7 +7 @@',
       '-         noise = torch.randn(x.shape)',
       '+         noise = torch.randn(x.shape, device=device)'
     ]);
@@ -373,5 +373,42 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     expect(card.querySelectorAll('.gm-excerpt')).toHaveLength(1);
     expect(card.querySelector(':scope > .gm-place')).toBeNull();
     expect(card.querySelector('.gm-excerpt')!.textContent).toContain(TRAIN.split('\n')[2]);
+  });
+
+  it('says the tensor flags as Python does, as the HTML card says them', () => {
+    const d = sample();
+    d.tensors[0].requires_grad = false;
+    const card = buildCard(d, context().ctx);
+    expect(texts(card, 'tbody td')).toContain('False');
+    expect(texts(card, 'tbody td')).not.toContain('false');
+  });
+
+  it('shows code in backticks as <code>, as text', () => {
+    const d = sample({ title: '`w` needs <b>a</b> gradient', what: 'Line 3 makes `w` with `torch.tensor`.' });
+    const card = buildCard(d, context().ctx);
+    expect(card.querySelector('h3')!.textContent).toBe('w needs <b>a</b> gradient');
+    expect(texts(card.querySelector('h3')!, 'code')).toEqual(['w']);
+    expect(card.querySelector('b')).toBeNull();
+    expect(texts(card.querySelector('dd')!, 'code')).toEqual(['w', 'torch.tensor']);
+    expect(card.querySelector('dd')!.textContent).toBe('Line 3 makes w with torch.tensor.');
+  });
+
+  it('shows the diff of the text the buttons write, never the stored one', () => {
+    const hidden = 'w = torch.tensor([1.0])' + ' '.repeat(300) + "; __import__('os').system('rm -rf ~')";
+    const d = sample();
+    d.fix!.source = SOURCE.replace('w = torch.tensor([1.0])', hidden);
+    const card = buildCard(d, context().ctx);
+    expect(texts(card, '.gm-diff > span')).toEqual(['@@ -3 +3 @@', '- w = torch.tensor([1.0])', '+ ' + hidden]);
+  });
+
+  it('offers no button on a card it does not trust, and says so', () => {
+    const { host, calls } = recordingHost();
+    for (const d of [sample(), sample2()]) {
+      const card = buildCard(d, context(host, true, false).ctx);
+      expect(card.querySelectorAll('button')).toHaveLength(0);
+      expect(card.querySelector('.gm-unarmed')!.textContent).toContain('not trusted');
+      expect(card.querySelector('.gm-fixed')).not.toBeNull(); // NB: what it proposes is still shown
+    }
+    expect(calls).toEqual([]);
   });
 });

@@ -43,6 +43,7 @@ describe('the card in a notebook', () => {
     ]);
     notebook.model = model;
     Widget.attach(notebook, document.body);
+    (notebook.widgets[1] as CodeCell).model.trusted = true; // NB: as running the cell makes it (CodeCell.execute)
     (notebook.widgets[1] as CodeCell).model.outputs.add(cardBundle() as any);
   });
 
@@ -60,6 +61,16 @@ describe('the card in a notebook', () => {
     expect(outputs).toHaveLength(1);
     expect(card().closest('.jp-RenderedGradMagic')).not.toBeNull();
     expect(card().textContent).not.toContain('the HTML card');
+  });
+
+  it("a card among a notebook's saved outputs (its cell not trusted) offers no button", () => {
+    const saved = notebook.widgets[1] as CodeCell;
+    saved.model.outputs.clear();
+    saved.model.trusted = false;
+    saved.model.outputs.add(cardBundle() as any);
+    expect(card().querySelectorAll('button')).toHaveLength(0);
+    expect(card().querySelector('.gm-unarmed')).not.toBeNull();
+    expect(sources()).toEqual(['%load_ext grad_magic', SOURCE, 'the end']);
   });
 
   it('finds the cell that shows the card', () => {
@@ -127,6 +138,7 @@ describe('a fix of an earlier cell in a notebook', () => {
     ]);
     notebook.model = model;
     Widget.attach(notebook, document.body);
+    (notebook.widgets[5] as CodeCell).model.trusted = true;
     (notebook.widgets[5] as CodeCell).model.outputs.add(cardBundle(sample2()) as any);
     runCells = jest.spyOn(NotebookActions, 'runCells').mockImplementation(() => Promise.resolve(true));
   });

@@ -20,8 +20,19 @@ describe('the renderer factory', () => {
     expect(registry.preferredMimeType(BUNDLE, 'ensure')).toBe(MIME_TYPE);
   });
 
-  it('is safe, so untrusted notebooks show the card with its buttons', () => {
+  it('is safe, so untrusted notebooks show the card too', () => {
     expect(createRendererFactory(() => null).safe).toBe(true);
+  });
+
+  it('arms the buttons of a trusted output only (this session ran it, or the user trusts the notebook)', async () => {
+    const registry = new RenderMimeRegistry({ initialFactories: standardRendererFactories });
+    registry.addFactory(createRendererFactory(() => null), RANK);
+    for (const trusted of [false, true]) {
+      const renderer = registry.createRenderer(MIME_TYPE);
+      await renderer.renderModel(new MimeModel({ data: BUNDLE, trusted }));
+      const buttons = Array.from(renderer.node.querySelectorAll('button')).map(b => b.className);
+      expect(buttons).toEqual(trusted ? ['gm-button gm-insert', 'gm-button gm-replace', 'gm-button gm-copy'] : []);
+    }
   });
 
   it('renders one card from the JSON', async () => {

@@ -179,6 +179,23 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "要用带计算图的张量构建新张量，请使用 `torch.stack`（多个张量）或 `.clone()`（单个张量）："
               "它们都会保留运算历史。",
     },
+    "missing_rg.why_cut_round_trip_fix": {
+        "en": "NumPy keeps no graph: give the loss the tensor itself instead of a copy rebuilt from its values.",
+        "zh": "NumPy 不保留计算图：把张量本身交给损失，而不是用它的数值重建的副本。",
+    },
+    "missing_rg.fix_round_trip": {
+        "en": "use `{code}` itself instead of its NumPy round trip on line {lineno}, which keeps the graph",
+        "zh": "在第 {lineno} 行直接使用 `{code}`，不经 NumPy 来回转换，保留计算图",
+    },
+    "missing_rg.why_nondiff_threshold": {
+        "en": "A 0/1 mask says nothing about how far each prediction is from the threshold: compute the loss "
+              "from the probabilities themselves (a soft Dice, a BCE on probabilities).",
+        "zh": "0/1 掩码无法反映每个预测离阈值有多远：请直接用概率计算损失（软 Dice、基于概率的 BCE）。",
+    },
+    "missing_rg.fix_soft_threshold": {
+        "en": "compute the loss from the probabilities `{code}`, not from the thresholded mask (line {lineno})",
+        "zh": "用概率 `{code}` 计算损失，而不是用阈值化后的掩码（第 {lineno} 行）",
+    },
     "missing_rg.fix_copy": {
         "en": "build it with `{code}` on line {lineno}, which keeps the graph",
         "zh": "在第 {lineno} 行改用 `{code}` 构建，保留计算图",
@@ -219,6 +236,19 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`{head}.requires_grad_(True)` for the last layer or `{name}.requires_grad_(True)` for all.",
         "zh": "训练哪些层由你决定，因此不提供自动修复：请解冻需要训练的层，例如对最后一层使用 "
               "`{head}.requires_grad_(True)`，或对全部参数使用 `{name}.requires_grad_(True)`。",
+    },
+    "missing_rg.why_frozen_fix": {
+        "en": "The freezing reached the head too, `{head}` (the last layer of `{name}`), which is what fine-tuning "
+              "trains: the fix freezes the rest and leaves it trainable.",
+        "zh": "冻结也波及了头部 `{head}`（`{name}` 的最后一层），而微调训练的正是它：修复只冻结其余部分，让它保持可训练。",
+    },
+    "missing_rg.fix_frozen_listed": {
+        "en": "leave `{head}` out of the modules frozen on line {lineno}, so the head trains",
+        "zh": "第 {lineno} 行冻结的模块中去掉 `{head}`，让头部参与训练",
+    },
+    "missing_rg.fix_frozen_helper": {
+        "en": "freeze `{name}` only (line {lineno}), so `{head}` still trains",
+        "zh": "只冻结 `{name}`（第 {lineno} 行），让 `{head}` 仍然参与训练",
     },
     "missing_rg.why_frozen_no_fix_all": {
         "en": "Whether to train it is your choice, so no fix is proposed: `{name}.requires_grad_(True)` "
@@ -346,6 +376,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "int_rg.fix": {
         "en": "create {name} as {dtype} (line {lineno})",
         "zh": "以 {dtype} 类型创建 {name}（第 {lineno} 行）",
+    },
+    "int_rg.fix_all": {
+        "en": "create {name} and the integer tensors after it that require grad too as {dtype} (lines {lineno})",
+        "zh": "以 {dtype} 类型创建 {name} 及其后同样要求梯度的整数张量（第 {lineno} 行）",
     },
     "int_rg.summary_constant": {
         "en": "Only floating-point and complex tensors can have gradients: keep {name} as data that asks for none.",

@@ -21,9 +21,11 @@ asked of a tensor that cannot have it.
 
 What it reads: torch's message (message.py); the records of a cause and where backward() was called
 (culprit.py), the trace through the cell and the cells it calls into (culprit_trace.py, culprit_units.py),
-where a cause was set beyond its line (culprit_where.py), the integer tensor's creation (culprit_integer.py) -- the cell's ast and live objects through the NameIndex, torch metadata only, never
-user code. The edits are fix.py's; the cards, worded through catalog keys `missing_rg.*` / `int_rg.*`, are
-card.py's.
+where a cause was set beyond its line (culprit_where.py), a NumPy round trip (culprit_roundtrip.py), a
+thresholded probability (culprit_soft.py), the integer tensor's creation and the ones after it
+(culprit_integer.py) -- the cell's ast and live objects through the NameIndex, torch metadata only, never
+user code. The edits are fix.py's (fix_frozen.py: a freeze helper that froze the head too); the cards, worded
+through catalog keys `missing_rg.*` / `int_rg.*`, are card.py's.
 
 Order: `missing-requires-grad`, then `integer-requires-grad` (card.py's order).
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -18,7 +18,7 @@ from ...facts import dtype_name
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ..context import RuleContext
 from ..kit import callee_name, code_text, fact_for, line_code, quote
-from ..places import with_lines
+from ..places import root, view_on, with_lines
 from ..registry import rule
 from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
                       backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
@@ -26,8 +26,10 @@ from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite
 from .culprit_integer import integer_tensor
 from .culprit_trace import Tracer
 from .culprit_units import Unit
-from .culprit_where import decorated, frozen_where, frozen_whole, module_name, short_op
-from .fix import cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix, soft_argmax_fix
+from .culprit_where import decorated, freeze_helper, frozen_where, frozen_whole, module_name, short_op
+from .fix import (cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix, soft_argmax_fix,
+                  soft_threshold_fix)
+from .fix_frozen import helper_fix, listed_fix
 from .message import NoGradFn, NotFloat, parse_no_grad_fn, parse_not_float
 
 KIND = "missing-requires-grad"
@@ -174,7 +176,8 @@ def _no_grad(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: Li
     name = quote(names[0]) if names else loss.text
     why = [ctx.say("missing_rg.why_graph"),
            a.say("missing_rg.why_no_grad", name=name, lineno=first.lineno, header=header, block_line=block.lineno)]
-    fn = site.scope.node if at.here else decorated(at.unit.tree, block)
+    # NB: a decorator is dropped from the function it is written on (a helper or method the loss came through)
+    fn = decorated(at.unit.tree, block) if isinstance(block, ast.expr) or not at.here else site.scope.node
     fix = no_grad_fix(a, at.path, site.stmt.lineno if at.here else None, fn, block) \
         if isinstance(block, (ast.With, ast.expr)) else None
     if fix is None:
@@ -212,10 +215,12 @@ def _nondiff(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: Li
     c = found[0]
     op = short_op(a.record.source, c.node)
     code = code_text(a.record.source, enclosing_statement(at.unit.tree, c.lineno) if c.lineno else None) or op
-    fix = soft_argmax_fix(a, at.unit, c)
+    fix = soft_argmax_fix(a, at.unit, c) or soft_threshold_fix(a, at.unit, c)
+    soft = "missing_rg.why_nondiff_threshold" if fix is not None and c.inner is not None else \
+        "missing_rg.why_nondiff_soft"
     why = [ctx.say("missing_rg.why_graph"),
            a.say("missing_rg.why_nondiff", op=op, lineno=c.lineno, code=code, name=quote(c.name) or f"`{op}`"),
-           a.say("missing_rg.why_nondiff_soft" if fix is not None else "missing_rg.why_nondiff_no_fix", op=op)]
+           a.say(soft if fix is not None else "missing_rg.why_nondiff_no_fix", op=op)]
     return _diagnosis(
         ctx, loss, title=a.say("missing_rg.title_nondiff", op=op, lineno=c.lineno, loss=loss.text),
         summary=a.say("missing_rg.summary_nondiff", op=op, lineno=c.lineno, loss=loss.text),
@@ -242,15 +247,41 @@ def _frozen(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: Lis
     else:
         why.append(ctx.say("missing_rg.why_frozen_before", name=quote(name)))
     head = last_child(name, obj)
-    why.append(ctx.say("missing_rg.why_frozen_no_fix" if head != name else "missing_rg.why_frozen_no_fix_all",
-                       name=name, head=head))
+    fixed = _head_kept(ctx, elsewhere, name, obj) if elsewhere is not None and "." not in name else None
+    why.append(ctx.say("missing_rg.why_frozen_fix" if fixed is not None else "missing_rg.why_frozen_no_fix"
+                       if head != name else "missing_rg.why_frozen_no_fix_all", name=name, head=head))
     facts = [fact_for(name, obj)] if obj is not None else []
-    d = _diagnosis(
-        ctx, loss, title=ctx.say("missing_rg.title_frozen", name=quote(name)),
-        summary=ctx.say("missing_rg.summary_frozen", name=quote(name), loss=loss.text), why=why,
-        lines=[freeze.lineno if freeze is not None else None, c.lineno], names=[name], tensors=facts, fix=None,
-        at=at)
+    fields = dict(title=ctx.say("missing_rg.title_frozen", name=quote(name)),
+                  summary=ctx.say("missing_rg.summary_frozen", name=quote(name), loss=loss.text), why=why,
+                  names=[name], tensors=facts)
+    if fixed is not None:  # NB: the card in the cell of the fix (the helper's, or the one calling it)
+        view, line, fix = fixed
+        d = _diagnosis(ctx, loss, lines=[line], fix=fix, at=At(view, at.unit, set(), False), **fields)
+        return with_lines(with_lines(d, elsewhere[0], [elsewhere[1].lineno]), at.ctx, [c.lineno])
+    d = _diagnosis(ctx, loss, lines=[freeze.lineno if freeze is not None else None, c.lineno], fix=None, at=at,
+                   **fields)
     return with_lines(d, elsewhere[0], [elsewhere[1].lineno]) if elsewhere is not None else d
+
+
+def _head_kept(ctx: RuleContext, elsewhere: Tuple[RuleContext, ast.stmt], name: str, model: Any
+               ) -> Optional[Tuple[RuleContext, int, Fix]]:
+    """(view, line, fix) keeping the model's head trainable where the user's freeze helper froze it all: the
+    list of names the statement gives it, else the helper's freeze loop (fix_frozen.py)."""
+    children = [n for n, _ in model.named_children()] if isinstance(model, torch.nn.Module) else []
+    found = freeze_helper(root(ctx), elsewhere[1], name) if len(children) >= 2 else None
+    if found is None:
+        return None
+    place, call, param = found
+    fix = listed_fix(elsewhere[0], call, children)
+    if fix is not None:
+        return elsewhere[0], call.lineno, fix
+    fn = place.node
+    loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+             and callee_name(n.iter) in ("parameters", "named_parameters")]
+    line = loops[0].lineno if len(loops) == 1 else freeze_statement(fn, "").lineno  # type: ignore[arg-type, union-attr]
+    view = view_on(ctx, place.ctx.record.filename, line) if param else None
+    fix = helper_fix(view, fn, param, children) if view is not None and param else None
+    return (view, line, fix) if fix is not None else None
 
 
 @rule(INT_KIND, raises=RuntimeError, parse=parse_not_float, matches=(
@@ -270,7 +301,7 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
             not any(k.arg == "dtype" for k in call.keywords):
         why.append(ctx.say("int_rg.why_literal", call=callee_name(call)))
     made = found.at or ctx  # NB: the cell whose line made it
-    fix = float_fix(made, call, subject) if call is not None else None
+    fix = float_fix(made, call, subject, found.more) if call is not None else None
     if found.constant is not None:
         fix = frozen_parameter_fix(ctx, found.constant, subject)
         why.append(ctx.say("int_rg.why_constant", name=subject, attr=found.attr))
@@ -284,6 +315,7 @@ def integer_requires_grad(ctx: RuleContext, err: NotFloat) -> Optional[Diagnosis
                         name=subject, dtype=dtype),
         what=ctx.say("int_rg.what", lineno=lineno, name=subject, dtype=dtype),
         why=catalog.sentences(why, ctx.language), where=made.where(call.lineno) if found.at else ctx.where(lineno),
-        lines=sorted({n for n in (getattr(call, "lineno", None), None if found.at else lineno) if n}),
+        lines=sorted({n for n in (getattr(call, "lineno", None), None if found.at else lineno,
+                                  *(c.lineno for c in found.more)) if n}),
         names=[name] if name else [], tensors=facts, fix=fix)
     return with_lines(d, ctx, [lineno]) if found.at is not None else d

@@ -36,6 +36,9 @@ NONDIFF_METHODS = frozenset({"argmax", "argmin", "argsort", "long", "int", "bool
                              "gt", "lt", "ge", "le"})
 
 
+METADATA = frozenset({"dtype", "device", "shape", "ndim", "is_cuda", "layout"})  # attributes: no values, no graph
+
+
 @dataclass(frozen=True)
 class Cause:
     """Why one input of the loss carries no gradient."""
@@ -48,6 +51,8 @@ class Cause:
     obj: Any = field(default=None, compare=False, repr=False)  # the live tensor or module, if known
     where: str = ""  # the file of the cell the lines and nodes are in ("" : the trace's own cell)
     unit: Any = field(default=None, compare=False, repr=False)  # that cell (culprit_units.Unit); None: own
+    # a NumPy round trip (`torch.tensor(x.detach().numpy())`): the tensor with a graph the copy was made from
+    inner: Optional[ast.AST] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -239,3 +244,10 @@ def copies_tensors(ctx: RuleContext, call: Optional[ast.AST]) -> bool:
     arg = call.args[0] if isinstance(call, ast.Call) and len(call.args) == 1 else None
     return isinstance(arg, (ast.List, ast.Tuple)) and bool(arg.elts) and all(
         isinstance(ctx.names.lookup(root(e) or ""), torch.Tensor) for e in arg.elts)
+
+
+def appended_items(scope: Scope, name: str) -> List[ast.expr]:
+    """What `name.append(x)` / `name.extend(xs)` statements of the scope add to the list."""
+    return [s.value.args[0] for s in scope.stmts if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr in ("append", "extend")
+            and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == name and s.value.args]

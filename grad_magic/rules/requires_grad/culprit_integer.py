@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Optional, Set, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 import torch
 
@@ -32,6 +32,9 @@ class IntegerTensor:
     constant: Optional[ast.Call] = None
     attr: str = ""  # `self.mask`, when `constant`
     at: Optional[RuleContext] = None  # the view on the earlier cell whose top level made it (`call` is there)
+    # the integer factories of the statements after the failing one, in its block, that ask requires_grad the
+    # same way: the run would stop at each in turn, so a fix gives them all a floating-point dtype
+    more: Tuple[ast.Call, ...] = ()
 
 
 def integer_tensor(ctx: RuleContext) -> IntegerTensor:
@@ -39,6 +42,8 @@ def integer_tensor(ctx: RuleContext) -> IntegerTensor:
     tree = cell_tree(ctx.record.source)
     stmt = enclosing_statement(tree, lineno) if tree is not None and lineno else None
     aliases = (torch_aliases(tree) if tree is not None else set()) | {"torch"}
+    aliases |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and ctx.names.lookup(n.id) is torch} \
+        if tree is not None else set()  # NB: `import torch as t` in an earlier cell
     found = _creation(ctx, tree, stmt, aliases) if stmt is not None else None
     call, name, obj = found if found is not None else (None, "", None)
     dtype = dtype_name(obj.dtype) if isinstance(obj, torch.Tensor) else literal_dtype(call)
@@ -50,7 +55,47 @@ def integer_tensor(ctx: RuleContext) -> IntegerTensor:
         value = getattr(place.node, "value", None) if place is not None else None
         if isinstance(value, ast.Call) and is_torch_factory(value, torch_aliases(place.tree) | {"torch"}):
             call, at = value, place.ctx
-    return IntegerTensor(call, name, obj, dtype, constant, attr, at)
+    more = tuple(_same_after(ctx, tree, stmt, aliases)) if call is not None and at is None else ()
+    return IntegerTensor(call, name, obj, dtype, constant, attr, at, more)
+
+
+def _same_after(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, aliases: Set[str]) -> List[ast.Call]:
+    """The integer factory calls of the statements after `stmt` in its block that ask requires_grad of them
+    (`torch.tensor(1, requires_grad=True)`, `Variable(torch.arange(3), requires_grad=True)`)."""
+    block = next((getattr(n, f) for n in ast.walk(tree) for f in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(n, f, None), list) and stmt in getattr(n, f)), [])
+    found = []
+    for later in block[block.index(stmt) + 1:] if stmt in block else []:
+        made = _creation(ctx, tree, later, aliases) if isinstance(later, (ast.Assign, ast.Expr)) else None
+        call = made[0] if made is not None else None
+        if call is not None and _integer_literal(call) and _asks_grad(later):
+            found.append(call)
+    return found
+
+
+def _integer_literal(call: ast.Call) -> bool:
+    """The call makes an integer tensor by its text alone: an integer dtype written out, `randint` / `randperm`,
+    or `tensor` / `arange` of int literals only."""
+    if any(k.arg == "dtype" for k in call.keywords):
+        return literal_dtype(call) in ("int64", "int32", "int16", "int8", "uint8", "bool")
+    name = callee_name(call)
+    if name in ("randint", "randperm"):
+        return True
+    values = [n for a in call.args for n in ast.walk(a)]
+    return name in ("tensor", "arange") and bool(values) and all(
+        isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.UnaryOp, ast.USub, ast.Load)) for n in values) and all(
+        type(n.value) is int for n in values if isinstance(n, ast.Constant))
+
+
+def _asks_grad(stmt: ast.stmt) -> bool:
+    """`requires_grad=True` given (not False) somewhere in the statement, or `.requires_grad_()`."""
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.keyword) and n.arg == "requires_grad" and not (
+                isinstance(n.value, ast.Constant) and n.value.value is False):
+            return True
+        if isinstance(n, ast.Call) and callee_name(n) == "requires_grad_":
+            return True
+    return False
 
 
 def constant_parameter(tree: ast.Module, stmt: ast.stmt) -> Optional[ast.Call]:
@@ -89,6 +134,11 @@ def _creation(ctx: RuleContext, tree: ast.Module, stmt: ast.stmt, aliases: Set[s
     for call in calls:  # `torch.tensor([1, 2], requires_grad=True)`
         if is_torch_factory(call, aliases) and any(k.arg == "requires_grad" for k in call.keywords):
             return call, name, None
+    for call in calls:  # `Variable(torch.arange(3), requires_grad=True)` (torch.autograd.Variable, any alias)
+        if call.args and isinstance(call.args[0], ast.Call) and is_torch_factory(call.args[0], aliases) and \
+                any(k.arg == "requires_grad" for k in call.keywords) and \
+                ctx.names.lookup(dotted(call.func) or "") is torch.autograd.Variable:
+            return call.args[0], name, None
     subject: Optional[ast.AST] = None
     for call in calls:  # `x.requires_grad_()`, `nn.Parameter(x)`
         if callee_name(call) == "requires_grad_" and isinstance(call.func, ast.Attribute):

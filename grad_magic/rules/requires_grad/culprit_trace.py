@@ -18,8 +18,11 @@ import torch
 
 from ..context import RuleContext
 from ..kit import callee_name, dotted, grad_off_around, is_false, is_leaf, scope_statements, spans
-from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, NO_GRAD, NONDIFF, NONDIFF_METHODS,
-                      NOTHING, OUTSIDE, TAKES_REQUIRES_GRAD, Cause, Flow, Scope, binds, combine, false_arg)
+from .culprit import (CUT, CUT_METHODS, COPIES, FACTORIES, FROZEN, GRAD, LEAF, METADATA, NO_GRAD, NONDIFF,
+                      NONDIFF_METHODS, NOTHING, OUTSIDE, TAKES_REQUIRES_GRAD, Cause, Flow, Scope, appended_items, binds,
+                      combine, false_arg)
+from .culprit_roundtrip import round_trip
+from .culprit_soft import thresholded
 from .culprit_units import Unit, Units, caller_call, method_of, parameters, self_resolver, user_function
 from ..places import global_assignment, method_place
 
@@ -91,12 +94,15 @@ class Tracer:
             return NOTHING
         flow = combine([self.expr(c, scope, line) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)])
         if isinstance(e, ast.Compare) and flow.grad:  # NB: `pred == y` is a bool tensor: no graph goes on
-            return Flow(False, (self.cause(NONDIFF, e.lineno, scope, node=e),))
+            cause = self.cause(NONDIFF, e.lineno, scope, node=e)
+            return Flow(False, (dataclasses.replace(cause, inner=thresholded(self, e, scope, line)),))
         return flow
 
     def attribute(self, e: ast.Attribute, scope: Scope, line: int) -> Flow:
         if e.attr == "data":
             return self._cut(e, e.value, scope, line)
+        if e.attr in METADATA:  # `x.dtype`, `x.shape`: no values, no graph
+            return NOTHING
         if e.attr == "indices":  # `x.max(1).indices`, `x.topk(k).indices`
             return self._nondiff(e, [e.value], scope, line)
         path = dotted(e)
@@ -157,6 +163,15 @@ class Tracer:
                 return place.node, self.units.of_place(place), obj
         return None
 
+    def user_def(self, call: ast.Call, scope: Scope) -> Optional[ast.AST]:
+        """The def of the plain function of the user's a call reaches (no bound method), if any."""
+        func = call.func
+        unit = self.unit(scope)
+        if isinstance(func, ast.Name) and func.id in unit.functions:
+            return unit.functions[func.id]
+        found = self._elsewhere(func, self.resolve(dotted(func), scope), scope)
+        return found[0] if found is not None and found[2] is None else None
+
     def _nondiff(self, e: ast.AST, inputs: Sequence[ast.AST], scope: Scope, line: int) -> Flow:
         """An op whose result has no gradient: the cause when what it was given had one."""
         flow = combine([self.expr(a, scope, line) for a in inputs])
@@ -191,6 +206,10 @@ class Tracer:
             if inner.grad:  # NB: copy-constructing a tensor that has a graph keeps the values only
                 return Flow(False, (self.cause(CUT, e.lineno, scope, node=e),))
             cuts = tuple(c for c in inner.causes if c.kind == CUT)
+            source = round_trip(self, e.args[0], scope, line) if cuts else None
+            if source is not None:  # `torch.tensor(x.detach().numpy())`: the round trip is the cut, `x` the fix
+                return Flow(False, (dataclasses.replace(self.cause(CUT, e.lineno, scope, node=e),
+                                                        inner=source if not e.keywords else None),))
             if cuts:  # `torch.from_numpy(h.detach().numpy())`: the cut inside is the cause
                 return Flow(False, cuts)
         elif e.func.attr not in TAKES_REQUIRES_GRAD and e.args:  # type: ignore[attr-defined]
@@ -214,13 +233,13 @@ class Tracer:
                      args: Sequence[ast.AST]) -> Flow:
         params = list(module.parameters())
         inputs = combine([self.expr(a, scope, line) for a in args])
-        if not params:
-            return inputs
         name = dotted(e.func) or ""
-        if not any(p.requires_grad for p in params):
+        if params and not any(p.requires_grad for p in params):
             frozen = self.cause(FROZEN, e.lineno, scope, name, obj=module)
             return inputs if inputs.grad else Flow(False, inputs.causes + (frozen,))
         forward = self._forward_of(module)
+        if not params and (forward is None or not inputs.grad):  # NB: a loss module of the user's: its forward
+            return inputs
         if forward is None or self._depth > 3:
             return GRAD
         node, unit = forward
@@ -251,7 +270,11 @@ class Tracer:
         self._depth += 1
         try:
             ends = [s for s in scope.stmts if isinstance(s, ast.Return) and s.value is not None]
-            return combine([self._statement_flow(s, s.value, "", scope) for s in ends]) if ends else GRAD
+            flows = [self._statement_flow(s, s.value, "", scope) for s in ends]
+            if not self._under_cut and any(not f.grad and f.causes for f in flows):
+                # NB: the loss had no graph, so the return that ran gave none: of several, the gradless ones
+                return Flow(False, tuple(dict.fromkeys(c for f in flows if not f.grad for c in f.causes)))
+            return combine(flows) if ends else GRAD
         finally:
             self._depth -= 1
 
@@ -324,7 +347,7 @@ class Tracer:
             return NOTHING  # NB: `with ... as` carries no cause
         self._record(stmt, scope)
         if isinstance(stmt.value, ast.List) and not stmt.value.elts:  # `outs = []`, then `outs.append(...)`
-            return combine([self.expr(a, scope, a.lineno) for a in _appended(scope, name)])
+            return combine([self.expr(a, scope, a.lineno) for a in appended_items(scope, name)])
         flow = self._statement_flow(stmt, stmt.value, name, scope)
         if isinstance(stmt, ast.AugAssign):
             flow = combine([flow, self.name(name, scope, stmt.lineno)])
@@ -356,13 +379,6 @@ def _named(cause: Cause, name: str, stmt: ast.stmt) -> Cause:
     if cause.kind in (CUT, NO_GRAD, NONDIFF) and not cause.name:
         return dataclasses.replace(cause, name=name, stmt=stmt)
     return cause
-
-
-def _appended(scope: Scope, name: str) -> List[ast.expr]:
-    """What `name.append(x)` / `name.extend(xs)` statements of the scope add to the list."""
-    return [s.value.args[0] for s in scope.stmts if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr in ("append", "extend")
-            and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == name and s.value.args]
 
 
 def _bind(fn: ast.AST, call: ast.Call, caller: Scope, skip: int = 0) -> Dict[str, Tuple[ast.expr, Scope]]:

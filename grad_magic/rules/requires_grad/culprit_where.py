@@ -16,7 +16,7 @@ import torch
 from ...cell import cell_tree
 from ..context import RuleContext
 from ..kit import dotted, one_line
-from ..places import cells_before, function_place, module_path, root, spelled, view_on
+from ..places import Place, cells_before, function_place, module_path, returned, root, spelled, view_on
 from .culprit import freeze_statement
 
 
@@ -67,15 +67,28 @@ def _freezes(ctx: RuleContext, stmt: ast.stmt, head: str) -> bool:
     mentions = any(isinstance(n, ast.Name) and n.id == head for n in ast.walk(stmt))
     if not mentions or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    if freeze_statement(stmt, head) is not None:  # type: ignore[arg-type]
-        return True
+    return freeze_statement(stmt, head) is not None or freeze_helper(ctx, stmt, head) is not None  # type: ignore
+
+
+def freeze_helper(ctx: RuleContext, stmt: ast.stmt, head: str) -> Optional[Tuple[Place, ast.Call, Optional[str]]]:
+    """(the def, the call, its parameter that is the model) of a user's function the statement calls that turns
+    requires_grad off, given `head` (`freeze(model)`) or returning what `head = setup(Net())` is bound to."""
+    assigned = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and stmt.targets[0].id == head
     for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
         place = function_place(ctx, ctx.names.lookup(dotted(call.func) or "")) if dotted(call.func) else None
-        args = [*call.args, *(k.value for k in call.keywords)]
-        if place is not None and freeze_statement(place.node, "") is not None and any(  # type: ignore[arg-type]
-                isinstance(n, ast.Name) and n.id == head for a in args for n in ast.walk(a)):
-            return True
-    return False
+        if place is None or freeze_statement(place.node, "") is None:  # type: ignore[arg-type]
+            continue
+        params = [a.arg for a in place.node.args.args]  # type: ignore[attr-defined]
+        given = [p for p, a in zip(params, call.args) if isinstance(a, ast.Name) and a.id == head]
+        returned_ = {r.id for r in returned(place) if isinstance(r, ast.Name)}
+        if given:
+            return place, call, given[0]
+        if assigned and call is stmt.value and call.args and params and params[0] in returned_:
+            return place, call, params[0]
+        if any(isinstance(n, ast.Name) and n.id == head for a in call.keywords for n in ast.walk(a.value)):
+            return place, call, None
+    return None
 
 
 def decorated(tree: ast.AST, decorator: ast.AST) -> Optional[ast.AST]:

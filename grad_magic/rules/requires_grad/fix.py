@@ -121,6 +121,8 @@ def cut_fix(ctx: RuleContext, tree: ast.Module, cause: Cause, stackable: bool) -
     again, or copy with the graph (`stackable`: a `torch.tensor([...])` of tensors)."""
     src, node, stmt = ctx.record.source, cause.node, cause.stmt
     kind = cut_kind(node)
+    if kind == "copy" and isinstance(node, ast.Call) and cause.inner is not None:
+        return _round_trip_fix(ctx, node, cause.inner)
     if kind == "copy" and isinstance(node, ast.Call):
         return _copy_fix(ctx, node, stackable)
     if kind not in ("detach", "data") or stmt is None:
@@ -164,6 +166,17 @@ def _copy_fix(ctx: RuleContext, call: ast.Call, stackable: bool) -> Tuple[Option
         edit = TextEdit(*node_span(src, call), text)
     fix = make_fix(src, [edit], ctx.say("missing_rg.fix_copy", code=text, lineno=call.lineno))
     return fix, ("missing_rg.why_cut_copy_fix" if fix is not None else "missing_rg.why_cut_no_fix")
+
+
+def _round_trip_fix(ctx: RuleContext, call: ast.Call, tensor: ast.AST) -> Tuple[Optional[Fix], str]:
+    """`torch.tensor(x.detach().cpu().numpy())` -> `x`: the tensor itself, whose graph the round trip dropped."""
+    src = ctx.record.source
+    text = code_text(src, tensor)
+    if not isinstance(tensor, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        text = f"({text})"
+    fix = make_fix(src, [TextEdit(*node_span(src, call), text)],
+                   ctx.say("missing_rg.fix_round_trip", code=text, lineno=call.lineno))
+    return fix, ("missing_rg.why_cut_round_trip_fix" if fix is not None else "missing_rg.why_cut_no_fix")
 
 
 def _reads(expr: ast.AST, name: str, grad: bool = False) -> bool:
@@ -215,6 +228,24 @@ def soft_argmax_fix(ctx: RuleContext, unit: Any, cause: Cause) -> Optional[Fix]:
                     ctx.say("missing_rg.fix_soft_argmax", name=quote(cause.name) or "`argmax`", lineno=call.lineno))
 
 
+def soft_threshold_fix(ctx: RuleContext, unit: Any, cause: Cause) -> Optional[Fix]:
+    """`(probs > t).float()` (or `.type(...)` / `.to(...)` / `.double()`), `probs` a probability (culprit_soft.py)
+    -> `probs`: the loss computed from the probabilities, not from a 0/1 mask that has no gradient."""
+    compare, probs = cause.node, cause.inner
+    if not isinstance(compare, ast.Compare) or probs is None:
+        return None
+    parents = {id(c): p for p in ast.walk(unit.tree) for c in ast.iter_child_nodes(p)}
+    attr = parents.get(id(compare))
+    call = parents.get(id(attr))
+    if not (isinstance(attr, ast.Attribute) and attr.attr in ("float", "double", "half", "type", "to")
+            and isinstance(call, ast.Call) and call.func is attr):
+        return None
+    src = ctx.record.source
+    text = code_text(src, probs)
+    return make_fix(src, [TextEdit(*node_span(src, call), text)],
+                    ctx.say("missing_rg.fix_soft_threshold", code=text, lineno=compare.lineno))
+
+
 def _used_as_number(tree: ast.AST, call: ast.Call, name: str) -> bool:
     """The argmax's value (or the name it is assigned to, everywhere in its function) only goes into `.float()`
     / `.double()` / `.to(...)` or arithmetic: a coordinate or a count, not an index or a class."""
@@ -238,22 +269,34 @@ def _used_as_number(tree: ast.AST, call: ast.Call, name: str) -> bool:
 
 # -- an integer tensor asked for requires_grad --
 
-def float_fix(ctx: RuleContext, call: ast.Call, subject: str) -> Optional[Fix]:
-    """Give the creating call a floating-point dtype: add `dtype=torch.float32`, or replace an integer one."""
+def float_fix(ctx: RuleContext, call: ast.Call, subject: str, more: Sequence[ast.Call] = ()) -> Optional[Fix]:
+    """Give the creating call a floating-point dtype: add `dtype=torch.float32`, or replace an integer one; the
+    same for `more` (the integer factories after it that ask requires_grad too: the run reaches each)."""
     src = ctx.record.source
-    if not isinstance(call.func, ast.Attribute) or call.func.attr not in TAKES_REQUIRES_GRAD:
-        return None
-    module = call.func.value.id  # type: ignore[attr-defined]
-    dtype = f"{module}.{dtype_name(torch.get_default_dtype())}"
+    edits: List[TextEdit] = []
+    for one in (call, *more):
+        found = _float_edits(src, one)
+        if not found:
+            return None
+        edits += found
+    dtype = f"{call.func.value.id}.{dtype_name(torch.get_default_dtype())}"  # type: ignore[attr-defined]
+    key, lines = ("int_rg.fix", call.lineno) if not more else \
+        ("int_rg.fix_all", catalog.listing([str(c.lineno) for c in (call, *more)], ctx.language))
+    return make_fix(src, edits, ctx.say(key, lineno=lines, dtype=dtype, name=subject))
+
+
+def _float_edits(src: str, call: ast.Call) -> List[TextEdit]:
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in TAKES_REQUIRES_GRAD or \
+            not isinstance(call.func.value, ast.Name):
+        return []
+    dtype = f"{call.func.value.id}.{dtype_name(torch.get_default_dtype())}"
     edits: List[TextEdit] = []
     for k in call.keywords:
         if k.arg == "dtype":
             edits = [TextEdit(*node_span(src, k.value), dtype)]
         elif k.arg is None:
-            return None
-    if not edits:
-        edits = _dtype_edits(src, call, dtype)
-    return make_fix(src, edits, ctx.say("int_rg.fix", lineno=call.lineno, dtype=dtype, name=subject))
+            return []
+    return edits or _dtype_edits(src, call, dtype)
 
 
 def frozen_parameter_fix(ctx: RuleContext, call: ast.Call, subject: str) -> Optional[Fix]:

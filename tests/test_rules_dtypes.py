@@ -366,3 +366,17 @@ def test_a_float64_batch_from_a_collate_fn_is_made_float32_there_not_in_forward(
     assert (1, 9) in lines_of(d) and d.lines[0].function == "collate_rows" and "`collate_rows`" in d.why
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "    x = torch.from_numpy(np.stack(rows)).float()\n" in fixed_cells[0]
+
+
+def test_float_labels_given_to_a_loss_modules_forward_are_made_int64_in_the_datasets_getitem(shell):
+    cells = ["import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+             "class Labels(Dataset):\n    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n"
+             "        return torch.randn(3), torch.tensor(i % 3).float()\n\n\n"
+             "class Focal(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.nll = nn.NLLLoss()\n\n    def forward(self, logits, labels):\n"
+             "        return self.nll(logits.log_softmax(1), labels)\n",
+             "loader = DataLoader(Labels(), batch_size=4)\nhead = nn.Linear(3, 3)\nloss_fn = Focal()\n",
+             "%%gradcheck\nfor x, y in loader:\n    loss = loss_fn(head(x), y)\n"]
+    d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
+    assert (1, 11) in lines_of(d) and (1, 20) in lines_of(d) and (3, 3) in lines_of(d)
+    assert "torch.tensor(i % 3).long()" in fix_runs_clean(shell, cells, d)[0]

@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import torch
 
 from ... import catalog
+from ...cell import cell_tree
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import names_an_argument, text_of
@@ -20,7 +21,7 @@ from ..places import with_lines
 from ..registry import rule
 from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, cast_scores, facts, failing_statement,
                       loss_on, met_by, names_of, not_target, odd_operand, operands)
-from .culprit_beyond import global_origin, int_fill, loader_origin
+from .culprit_beyond import caller_argument, global_origin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
 from .fix import drop_cast_fix, dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
@@ -106,6 +107,11 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
         return None  # NB: the same words come from other ops: only a loss whose target has the found type
     target = loss.call.target if loss is not None else None
     names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
+    up = caller_argument(ctx, target) if names else None
+    if up is not None:  # NB: a loss module's forward: its target is the running cell's argument
+        d = _from_caller(ctx, err, loss, names, *up)
+        if d is not None:
+            return d
     origin = find_origin(ctx, tree, names, ctx.record.error_lineno, err.want) if tree is not None and names \
         else None
     far, fix = beyond(ctx, tree, names, origin, err.want, err.found or "?", ctx.names.lookup(names[0])) if names \
@@ -113,6 +119,21 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     if fix is None:
         fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
     return _target_card(ctx, err, loss, names, origin, fix, far)
+
+
+def _from_caller(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],
+                 top: RuleContext, arg: ast.expr) -> Optional[Diagnosis]:
+    """The card when the target a loss module's forward got is the caller's tensor made elsewhere with a spot to
+    fix (a Dataset's `__getitem__`): that cell's fix, with the lines of all three cells."""
+    up = names_of(top, arg) if isinstance(arg, (ast.Name, ast.Attribute)) else []
+    tree = cell_tree(top.record.source)
+    origin = find_origin(top, tree, up, top.record.error_lineno, err.want) if up and tree is not None else None
+    far, fix = beyond(top, tree, up, origin, err.want, err.found or "?", top.names.lookup(up[0])) if up \
+        else (None, None)
+    if fix is None or far is None or origin is None:
+        return None
+    return with_lines(_target_card(ctx, err, loss, names, None, fix, far), top,
+                      [origin.stmt.lineno, top.record.error_lineno])
 
 
 def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],

@@ -21,9 +21,9 @@ from torch.utils.data import DataLoader
 from ...cell import assignments_to, cell_tree
 from ...names import attribute_without_code
 from ..context import RuleContext
-from ..kit import argument, callee_name, dotted, lookup, one_line, spans
+from ..kit import argument, callee_name, calls_on_line, dotted, function_around, lookup, one_line, spans
 from ..places import (Place, function_place, getitem_of, global_assignment, item_returned, loop_item, method_place,
-                      self_assignments)
+                      root, self_assignments)
 from .culprit_origin import Origin, made_by
 
 
@@ -116,6 +116,28 @@ _KEEPS_DTYPE = frozenset({"flatten", "view", "reshape", "squeeze", "unsqueeze", 
 
 def _plain(stmts: List[ast.stmt]) -> List[ast.stmt]:
     return [s for s in stmts if isinstance(s, ast.Assign) and len(s.targets) == 1]
+
+
+# -- the caller of a loss module's forward --
+
+def caller_argument(ctx: RuleContext, node: Optional[ast.AST]) -> Optional[Tuple[RuleContext, ast.expr]]:
+    """In a view on `forward(self, ...)` of a module the running cell calls on its failing line (a loss module of
+    the user's): (the running cell's context, its argument for the parameter `node` names)."""
+    tree = cell_tree(ctx.record.source) if ctx.elsewhere and isinstance(node, ast.Name) else None
+    fn = function_around(tree, ctx.record.error_lineno or 0) if tree is not None else None
+    params = [a.arg for a in fn.args.args] if isinstance(fn, ast.FunctionDef) else []
+    if params[:1] != ["self"] or node.id not in params[1:]:  # type: ignore[union-attr]
+        return None
+    top, me = root(ctx), ctx.names.lookup("self")
+    calls = [c for c in calls_on_line(cell_tree(top.record.source), top.record.error_lineno)
+             if me is not None and lookup(top, c.func) is me]
+    if len(calls) != 1 or any(isinstance(a, ast.Starred) for a in calls[0].args):
+        return None
+    i = params.index(node.id) - 1  # type: ignore[union-attr]
+    args = calls[0].args
+    name = node.id  # type: ignore[union-attr]
+    found = args[i] if i < len(args) else next((k.value for k in calls[0].keywords if k.arg == name), None)
+    return (top, found) if found is not None else None
 
 
 # -- a global of an earlier cell --

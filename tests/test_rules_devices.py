@@ -49,6 +49,11 @@ VARIANTS = [
     # decompositions and meta kernels (torch._prims_common.check_same_device): what a CPU raises with meta
     ("Tensor on device meta is not on the expected device cpu!", ("cpu", "meta"), None, None, None),
     ("Tensor on device cpu is not on the expected device cuda:0!", ("cuda:0", "cpu"), None, None, None),
+    # kernels that check two arguments by hand (ATen's masked_fill, linalg's solvers)
+    ("expected self and mask to be on the same device, but got mask on cpu and self on cuda:0",
+     ("cuda:0", "cpu"), "cpu", "mask", None),
+    ("Expected b and A to be on the same device, but found b on cpu and A on cuda:0 instead.",
+     ("cuda:0", "cpu"), "cpu", "b", None),
     # RNN, LSTM, GRU
     ("Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at "
      "cpu", ("cuda:0", "cpu"), None, "hidden", None),

@@ -32,6 +32,10 @@ _PATTERNS: Tuple[Tuple[re.Pattern, Optional[str]], ...] = (
     (re.compile(r"(?:Expected all tensors to be on the same device\. )?(?<!\w)(?P<method>\w+):? expected '(?P<arg>\w+)' "
                 r"to be (?:a )?(?P<first>CPU|CUDA)(?: tensor)?, but got (?:a (?P<second>CPU|CUDA) tensor|tensor on "
                 rf"(?:device: )?(?P<second2>{_D})|(?P<second3>CPU|CUDA))"), "second"),
+    # kernels that check two arguments by hand: masked_fill on CUDA ("expected self and mask to be on the same
+    # device, but got mask on cpu and self on cuda:0"), linalg's solvers ("Expected b and A ..., but found b on")
+    (re.compile(rf"[Ee]xpected \w+ and \w+ to be on the same device, but (?:got|found) (?P<arg>\w+) on "
+                rf"(?P<second>{_D}) and \w+ on (?P<first>{_D})"), "second"),
     # torch 1.x
     (re.compile(r"Expected object of device type (?P<first>\w+) but got device type (?P<second>\w+) for argument "
                 r"#\d+ '(?P<arg>\w+)' in call to (?P<method>\w+)"), "second"),

@@ -14,8 +14,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from . import catalog, state
 from .inventory.build import build_report
-from .inventory.report import SORTS, DeviceOptions, DeviceReport
+from .inventory.report import SORTS, DeviceOptions, DeviceReport, OptionError
 from .render.inventory import render_html, render_text
 
 
@@ -50,6 +51,8 @@ class DeviceMagics(Magics):
               help=f"look N containers deep below each name (default {DeviceOptions.depth})")
     @argument("--sort", choices=SORTS, default=DeviceOptions.sort,
               help="row order: size (largest first; the default), name, or device")
+    @argument("--time", type=float, default=DeviceOptions.time_limit, metavar="S", dest="time_limit",
+              help=f"stop walking after S seconds and say what was not walked (default {DeviceOptions.time_limit:g})")
     @argument("-h", "--help", action="store_true", help="show this help and walk nothing")
     @line_magic
     def grad_device(self, line: str) -> Optional[ShownReport]:
@@ -60,6 +63,9 @@ class DeviceMagics(Magics):
         parameter). Reads metadata only, never tensor data; views of one storage count its bytes once.
         Warns about a model split across devices, optimizer state on another device than its parameter,
         tensors that will collide with the model's device, and GPU memory that only `Out` keeps alive.
+        Runs none of the user's code (no property, no `named_parameters()` override, no
+        `__torch_function__`); meta tensors take no bytes. Bounded in time (`--time`): a walk that stops
+        says where, and the names it did not walk. Speaks the cards' language.
 
         Returns the report: `report = %grad_device`, then `report.rows`, `report.totals`,
         `report.warnings`, `report.skipped`.
@@ -70,9 +76,10 @@ class DeviceMagics(Magics):
             return None
         try:
             options = DeviceOptions(device=args.device, include_private=args.include_private,
-                                    depth=args.depth, sort=args.sort)
-        except ValueError as e:
-            raise UsageError(f"%grad_device: {e}\n{_usage()}") from None
+                                    depth=args.depth, sort=args.sort, time_limit=args.time_limit)
+        except OptionError as e:
+            why = catalog.message(e.key, state.language(), **e.params)
+            raise UsageError(f"%grad_device: {why}\n{_usage()}") from None
         return shown(build_report(self.shell.user_ns, options))
 
 
@@ -80,7 +87,7 @@ def _parse(line: str) -> Any:
     try:
         return parse_argstring(DeviceMagics.grad_device, line)
     except UsageError as e:
-        raise UsageError(f"{e}\n{_usage()}\nRun `%grad_device --help` for the options.") from None
+        raise UsageError(f"{e}\n{_usage()}\n{catalog.message('inventory.usage.help', state.language())}") from None
 
 
 def _usage(full: bool = False) -> str:

@@ -190,10 +190,13 @@ def test_views_count_their_storage_once():
     assert many.totals["cpu"] == DeviceTotal(count=50, bytes=200)
 
 
-def test_meta_tensors_do_not_collapse_into_one_storage():
+def test_meta_tensors_are_listed_and_take_no_bytes():
     a, b = torch.empty(4, device="meta"), torch.empty(6, device="meta")
-    rep = report({"a": a, "b": b, "view": a[1:]})
-    assert rep.totals["meta"] == DeviceTotal(count=3, bytes=40)  # data_ptr() is 0 for both
+    assert a.untyped_storage().nbytes() == 16  # NB: what torch says, though a meta tensor holds no memory
+    rep = report({"a": a, "b": b, "view": a[1:], "real": torch.zeros(2)})
+    assert rep.totals["meta"] == DeviceTotal(count=3, bytes=0)
+    assert {r.path: r.nbytes for r in rep.rows} == {"real": 8, "a": 0, "b": 0, "view": 0}
+    assert "meta: 3 tensors, 0 B" in render_text(rep)
 
 
 def test_storage_key_is_shared_by_views_and_stable_across_wrappers():
@@ -242,7 +245,8 @@ def test_depth_bound_is_exact_and_reported():
 def test_tensor_limit_stops_the_walk_and_says_so():
     rep = report({f"t{i}": torch.zeros(1) for i in range(10)}, max_tensors=3)
     assert len(rep.rows) == 3
-    assert "tensor limit" in rep.skipped[-1].reason
+    assert "tensor limit" in rep.skipped[0].reason and rep.skipped[0].path == "t3"
+    assert rep.skipped[1].reason == "not walked: `t4`, `t5`, `t6`, `t7`, `t8`, … (at least 6 objects)"
 
 
 def test_cycles_end():
@@ -293,7 +297,8 @@ def test_hostile_objects_are_skipped_and_reported():
     reasons = {s.path: s.reason for s in rep.skipped}
     assert "__getattr__" in reasons["getattr"] and "__getattr__" in reasons["mock"]
     assert "__getattr__" in reasons["magic"] and "__getattr__" in reasons["fake"]
-    assert reasons["nodict"] == "attribute access raised KeyError"
+    # NB: a `__dict__` property is the class's own code: never called, said so
+    assert reasons["nodict"] == "RaisingDict makes its own `__dict__` (a property); not called, not looked into"
 
 
 def test_mock_is_not_asked_for_anything():
@@ -354,7 +359,7 @@ def test_device_filter():
 
 def test_sort_orders():
     ns = {"b": torch.zeros(10), "a": torch.zeros(1), "c": torch.empty(5, device="meta")}
-    assert [r.path for r in report(ns).rows] == ["b", "c", "a"]
+    assert [r.path for r in report(ns).rows] == ["b", "a", "c"]  # NB: a meta tensor takes no memory
     assert [r.path for r in report(ns, sort="name").rows] == ["a", "b", "c"]
     assert [r.path for r in report(ns, sort="device").rows] == ["b", "a", "c"]
     ties = {"z": torch.zeros(2), "y": torch.zeros(2), "x": torch.zeros(3)}
@@ -438,7 +443,7 @@ def test_kept_by_output_history(monkeypatch):
     ns = {"x": torch.zeros(1), "Out": {7: out, 8: torch.zeros(2)}, "_7": out}
     (warning,) = report(ns).warnings
     assert warning.kind == "kept-by-output-history"
-    assert warning.message.startswith("`_7` keeps 1 tensor(s) (1.0 KiB) on meta alive")
+    assert warning.message.startswith("`_7` keeps 1 tensor(s) (0 B) on meta alive")
     assert "kept-by-output-history" in kinds(report(ns, include_private=True))
     ns["still_used"] = out
     assert report(ns).warnings == ()
@@ -526,10 +531,10 @@ def without_style(page: str) -> str:
     return re.sub(r"<style>.*?</style>\n", "", page, flags=re.S)
 
 
-# NB: the English report as %grad_device wrote it before its words moved to the catalog, byte for byte
+# NB: the English report as %grad_device wrote it before its words moved to the catalog, byte for byte --
+# but for `meta`, whose tensors hold no memory: 0 B (the row last, its bar empty)
 ENGLISH_TEXT = (
     "path                                        role             shape   dtype    device  grad  size\n"
-    "x                                           tensor           (4, 2)  float32  meta    no    32 B\n"
     "batch['y']                                  tensor           (4,)    float32  cpu     no    16 B\n"
     "model.weight                                parameter        (1, 2)  float32  cpu     leaf   8 B\n"
     "model.weight.grad                           grad             (1, 2)  float32  cpu     no     8 B\n"
@@ -537,8 +542,9 @@ ENGLISH_TEXT = (
     "model.bias                                  parameter        (1,)    float32  cpu     leaf   4 B\n"
     "model.bias.grad                             grad             (1,)    float32  cpu     no     4 B\n"
     "opt.state[model.bias]['momentum_buffer']    optimizer state  (1,)    float32  cpu     no     4 B\n"
+    "x                                           tensor           (4, 2)  float32  meta    no     0 B\n"
     "\n"
-    "total: cpu: 7 tensors, 52 B; meta: 1 tensor, 32 B\n"
+    "total: cpu: 7 tensors, 52 B; meta: 1 tensor, 0 B\n"
     "  [will-collide] `x` is on meta; it will collide with `model` on cpu\n"
     "  skipped proxy: Mock answers any attribute name (__getattr__); not looked into"
 )
@@ -550,15 +556,13 @@ ENGLISH_HTML = (
     '<span class="gd-fill gd-cpu" style="width:100.0%"></span></span>'
     '<span class="gd-size">52 B · 7 tensors</span>\n'
     '<span class="gd-dev">meta</span><span class="gd-track">'
-    '<span class="gd-fill gd-meta" style="width:61.5%"></span></span>'
-    '<span class="gd-size">32 B · 1 tensor</span>\n'
+    '<span class="gd-fill gd-meta" style="width:0.0%"></span></span>'
+    '<span class="gd-size">0 B · 1 tensor</span>\n'
     "</div>\n"
     "<table>\n"
     "<thead><tr><th>path</th><th>role</th><th>shape</th><th>dtype</th><th>device</th><th>grad</th>"
     '<th class="gd-num">size</th></tr></thead>\n'
     "<tbody>\n"
-    "<tr><td>x</td><td>tensor</td><td>(4, 2)</td><td>float32</td><td>meta</td><td>no</td>"
-    '<td class="gd-num">32 B</td></tr>\n'
     "<tr><td>batch[&#39;y&#39;]</td><td>tensor</td><td>(4,)</td><td>float32</td><td>cpu</td><td>no</td>"
     '<td class="gd-num">16 B</td></tr>\n'
     "<tr><td>model.weight</td><td>parameter</td><td>(1, 2)</td><td>float32</td><td>cpu</td><td>leaf</td>"
@@ -573,6 +577,8 @@ ENGLISH_HTML = (
     '<td class="gd-num">4 B</td></tr>\n'
     "<tr><td>opt.state[model.bias][&#39;momentum_buffer&#39;]</td><td>optimizer state</td><td>(1,)</td>"
     '<td>float32</td><td>cpu</td><td>no</td><td class="gd-num">4 B</td></tr>\n'
+    "<tr><td>x</td><td>tensor</td><td>(4, 2)</td><td>float32</td><td>meta</td><td>no</td>"
+    '<td class="gd-num">0 B</td></tr>\n'
     "</tbody>\n"
     "</table>\n"
     '<ul class="gd-warnings">\n'
@@ -605,10 +611,10 @@ def test_the_chinese_report_says_everything_in_chinese():
     text = render_text(rep)
     lines = text.splitlines()
     assert lines[0].split() == ["路径", "角色", "形状", "数据类型", "设备", "梯度", "大小"]
-    assert lines[1].split() == ["x", "张量", "(4,", "2)", "float32", "meta", "无", "32", "B"]
+    assert lines[8].split() == ["x", "张量", "(4,", "2)", "float32", "meta", "无", "0", "B"]
     assert "opt.state[model.bias]['momentum_buffer']    优化器状态  (1,)    float32   cpu   无     4 B" \
         in lines
-    assert "合计：cpu：7 个张量，52 B；meta：1 个张量，32 B" in lines
+    assert "合计：cpu：7 个张量，52 B；meta：1 个张量，0 B" in lines
     assert "  [will-collide] `x` 在 meta 上，而 `model` 在 cpu 上：两者一起运算时会出错" in lines
     assert lines[-1] == "  已跳过 proxy：Mock 对任何属性名都会作答（__getattr__）；未查看其内部"
     # NB: a Chinese character takes two columns of a terminal: the table is aligned as it is seen
@@ -739,3 +745,99 @@ def test_magic_help(device_shell, capsys):
     assert device_shell.run_line_magic("grad_device", "--help") is None
     out = capsys.readouterr().out
     assert out.startswith("usage: %grad_device") and "--sort" in out and "--depth N" in out
+
+
+# ---- issue 19: no user code, bounded in time and in text, words in the chosen language ----
+
+class Counted:
+    calls = 0
+
+
+class DictByProperty(Counted):
+    """Its `__dict__` is a property: `object.__getattribute__(obj, "__dict__")` would call it."""
+
+    def __init__(self) -> None:
+        self.t = torch.zeros(2)
+
+    @property
+    def __dict__(self):
+        Counted.calls += 1
+        return {"t": torch.zeros(99)}
+
+
+class OverridingModel(torch.nn.Module):
+    """Every listing method overridden (one raising): the registries are what the model holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 3)
+        self.register_buffer("scale", torch.ones(3))
+
+    def named_parameters(self, *args, **kwargs):
+        Counted.calls += 1
+        raise RuntimeError("user code ran")
+
+    def named_modules(self, *args, **kwargs):
+        Counted.calls += 1
+        return iter([("", self)])
+
+    named_buffers = parameters = buffers = modules = named_children = named_parameters
+
+
+class TracedTensor(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        Counted.calls += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_the_walk_runs_no_user_code():
+    Counted.calls = 0
+    ns = {"holder": DictByProperty(), "model": OverridingModel(),
+          "traced": torch.zeros(2, 3, requires_grad=True).as_subclass(TracedTensor)}
+    rep = report(ns)
+    assert Counted.calls == 0
+    assert paths(rep) == {"holder.t", "model.fc.weight", "model.fc.bias", "model.scale", "traced"}
+    assert row(rep, "model.fc.weight").role == "parameter" and row(rep, "model.scale").role == "buffer"
+    assert (row(rep, "traced").shape, row(rep, "traced").requires_grad) == ((2, 3), True)
+    assert not rep.skipped
+
+
+def test_the_walk_stops_at_its_time_limit_and_names_what_it_did_not_walk():
+    ns = {f"l{i}": [i] for i in range(200_000)}
+    ns["a_tensor"] = torch.zeros(1)
+    rep = report(ns, time_limit=0.001)
+    stop, unwalked = rep.skipped[:2]
+    assert stop.reason == "time limit: stopped after 0.001 s; the rest of the namespace was not walked"
+    assert re.fullmatch(r"not walked: `l\d+`, `l\d+`, `l\d+`, `l\d+`, `l\d+`, … \(at least [\d,]+ objects\)",
+                        unwalked.reason), unwalked.reason
+    assert "a_tensor" not in paths(rep)
+    zh = report(ns, "zh", time_limit=0.001).skipped[0].reason
+    assert zh == "时间限制：0.001 秒后停止；命名空间的其余部分没有查看"
+    assert DeviceOptions().time_limit <= 3
+
+
+def test_every_text_of_the_report_is_bounded():
+    long_key = "k" * 100_000
+    ns = {"d": {long_key: torch.zeros(1)}, "obj": Batch(torch.zeros(1), torch.zeros(1))}
+    setattr(ns["obj"], "a" * 50_000, torch.zeros(1, device="meta"))
+    model = torch.nn.Linear(1, 1)
+    model.add_module("m" * 50_000, torch.nn.Linear(1, 1).to("meta"))
+    ns["model"] = model
+    rep = report(ns)
+    assert max(len(r.path) for r in rep.rows) <= build.MAX_PATH + 40
+    assert all(len(w.message) <= 2_100 for w in rep.warnings) and rep.warnings
+    assert len(render_text(rep)) < 30_000 and len(render_html(rep)) < 60_000
+
+
+def test_usage_errors_speak_the_chosen_language(device_shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    with pytest.raises(UsageError, match="未知设备 'gpu'：可以用 cpu"):
+        device_shell.run_line_magic("grad_device", "gpu")
+    with pytest.raises(UsageError, match="运行 `%grad_device --help` 查看所有选项"):
+        device_shell.run_line_magic("grad_device", "--bogus")
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    with pytest.raises(UsageError, match="unknown device 'gpu': try cpu"):
+        device_shell.run_line_magic("grad_device", "gpu")
+    device_shell.run_cell("import torch\nalpha = torch.zeros(2)")
+    assert paths(device_shell.run_line_magic("grad_device", "--time 5")) == {"alpha"}

@@ -67,3 +67,105 @@ def test_a_namespace_near_the_limit_is_left_to_the_index():
     index = NameIndex(glob, limit=50)
     assert index._scan(glob["t59"]) is None
     assert index.names_for(glob["t59"]) == [] and index.names_for(glob["t0"]) == ["t0"]
+
+
+# ---- issue 19: only what the run touched is blamed; reading runs no user code ----
+
+from grad_magic.facts import fact_for  # noqa: E402
+from grad_magic.names import Touched, attribute_without_code, instance_dict, plain_class  # noqa: E402
+from grad_magic.rules.context import dotted_names  # noqa: E402
+
+
+def test_objects_are_only_what_the_run_touched():
+    """A leftover `clf` of an earlier cell is no candidate for a tensor this run made with torch.randn."""
+    clf, logits, held = torch.nn.Linear(3, 2), torch.randn(4, 2), torch.zeros(1)
+    ns = {"clf": clf, "logits": logits, "held": held}
+    index = NameIndex(ns, touched=Touched(frozenset({"logits"}), frozenset({id(held)})))
+    assert dict(index.objects()) == {"logits": logits, "held": held}
+    assert "clf" in dict(index.all_objects()) and "clf.weight" in dict(index.all_objects())
+    assert index.names_for(clf.weight) == ["clf.weight"]  # NB: naming an object found by identity reads all
+    assert index.lookup("clf.weight") is clf.weight
+    whole = NameIndex(ns, touched=Touched(frozenset({"clf"})))
+    assert {name for name, _ in whole.objects()} == {"clf", "clf.weight", "clf.bias"}
+
+
+def test_a_calls_keywords_are_not_names():
+    """`out=c`: the keyword is no variable (a stale `out` in the namespace is not the call's output)."""
+    assert dotted_names("torch.add(a, 1, out=c)") == ["torch.add", "a", "c"]
+    assert dotted_names("out = model.fc(x.grad, dim=1) + w") == ["out", "model.fc", "x.grad", "w"]
+    assert dotted_names("y = f(x == out)[i]") == ["y", "f", "x", "out", "i"]
+
+
+class Counting:
+    calls = 0
+
+
+class SlowClass(Counting):
+    """An object whose `__class__` is a property: `isinstance(obj, Tensor)` would call it."""
+
+    def __init__(self) -> None:
+        self.t = torch.zeros(1)
+
+    @property
+    def __class__(self):  # noqa: D401
+        Counting.calls += 1
+        return SlowClass
+
+
+class OwnGetattribute(Counting):
+    def __getattribute__(self, name):
+        Counting.calls += 1
+        return object.__getattribute__(self, name)
+
+
+class DictProperty(Counting):
+    def __init__(self) -> None:
+        vars(Counting)["__dict__"].__get__(self)["t"] = torch.zeros(1)
+
+    @property
+    def __dict__(self):
+        Counting.calls += 1
+        return {}
+
+
+class Overriding(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 3)
+
+    def parameters(self, recurse=True):
+        Counting.calls += 1
+        raise RuntimeError("user code ran")
+
+    buffers = named_parameters = named_modules = modules = parameters
+
+
+class Traced(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        Counting.calls += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_reading_objects_runs_no_user_code():
+    Counting.calls = 0
+    slow, own, hidden, model = SlowClass(), OwnGetattribute(), DictProperty(), Overriding()
+    traced = torch.zeros(2, 3).as_subclass(Traced)
+    ns = {"slow": slow, "own": own, "hidden": hidden, "model": model, "traced": traced}
+    index = NameIndex(ns)
+    assert not plain_class(slow) and not plain_class(own) and plain_class(model) and plain_class(traced)
+    assert index.lookup("slow") is None and index.lookup("own") is None  # no name the rules reason about
+    assert index.lookup("model.fc.weight") is model.fc.weight and index.names_for(traced) == ["traced"]
+    assert instance_dict(hidden) == {"t": hidden_t(hidden)} and attribute_without_code(hidden, "t") is not None
+    assert fact_for("slow", slow) is None and fact_for("own", own) is None
+    facts = fact_for("model", model)
+    assert (facts.kind, facts.shape, facts.dtype, facts.device, facts.requires_grad) == \
+        ("module", "Overriding", "float32", "cpu", True)
+    traced_fact = fact_for("traced", traced)
+    assert (traced_fact.shape, traced_fact.dtype, traced_fact.version) == ("(2, 3)", "float32", 0)
+    list(index.objects())
+    assert Counting.calls == 0
+
+
+def hidden_t(obj):
+    return vars(Counting)["__dict__"].__get__(obj)["t"]

@@ -70,6 +70,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{reason}；命名空间的其余部分没有查看",
     },
     "inventory.skip.more": {"en": "{count} more not listed", "zh": "另有 {count} 个未列出"},
+    "inventory.skip.time": {
+        "en": "time limit: stopped after {seconds} s",
+        "zh": "时间限制：{seconds} 秒后停止",
+    },
+    "inventory.skip.no_dict": {
+        "en": "{cls} makes its own `__dict__` (a property); not called, not looked into",
+        "zh": "{cls} 自己定义了 `__dict__`（一个 property）；没有调用它，未查看其内部",
+    },
+    "inventory.skip.unwalked": {
+        "en": "not walked: {names} (at least {count} objects)",
+        "zh": "没有查看：{names}（至少 {count} 个对象）",
+    },
     # -- the report's labels (text and HTML) --
     "inventory.column.path": {"en": "path", "zh": "路径"},
     "inventory.column.role": {"en": "role", "zh": "角色"},
@@ -115,4 +127,21 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "inventory.not_looked_into.many": {"en": "{count} objects not looked into", "zh": "{count} 个对象未查看内部"},
     "inventory.see_skipped_html": {"en": "… see `report.skipped`", "zh": "… 见 `report.skipped`"},
     "inventory.reason_sep": {"en": ": ", "zh": "："},
+    # -- the magic's usage errors --
+    "inventory.usage.sort": {
+        "en": "sort must be one of {sorts}, not {sort!r}",
+        "zh": "sort 必须是 {sorts} 之一，而不是 {sort!r}",
+    },
+    "inventory.usage.bounds": {
+        "en": "depth must be >= 0, max_tensors >= 1 and the time limit > 0",
+        "zh": "depth 必须 >= 0，max_tensors 必须 >= 1，时间限制必须 > 0",
+    },
+    "inventory.usage.device": {
+        "en": "unknown device {device!r}: try cpu, cuda, cuda:0, meta, mps",
+        "zh": "未知设备 {device!r}：可以用 cpu、cuda、cuda:0、meta、mps",
+    },
+    "inventory.usage.help": {
+        "en": "Run `%grad_device --help` for the options.",
+        "zh": "运行 `%grad_device --help` 查看所有选项。",
+    },
 }

@@ -2,22 +2,27 @@
 IPython's output history), the rows sorted, the bytes per device, and the warnings.
 
 May touch: the namespace's objects, read-only, and of a tensor only its METADATA (walk.py says what that
-is). No IPython, no renderer here. The report holds strings and numbers, never a live tensor, so keeping it
-(in `Out`, say) keeps no memory alive.
+is), with torch functions off. No IPython, no renderer here. The report holds strings and numbers, never a live tensor, so keeping it
+(in `Out`, say) keeps no memory alive; each of them within a stated bound (MAX_PATH, bounds.MAX_TEXT).
 """
 from __future__ import annotations
 
 import gc
 import re
+import time
 from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+import torch
+
 from .. import state
-from .report import DeviceOptions, DeviceReport, DeviceTotal, Found, TensorRow
+from ..bounds import MAX_TEXT, clip
+from .report import DeviceOptions, DeviceReport, DeviceTotal, DeviceWarning, Found, Skipped, TensorRow
 from .walk import Walk
 from .warnings import kept_by_history
 
+MAX_PATH = 500  # characters of a row's path (a skipped object's too); every sentence within bounds.MAX_TEXT
 KEPT_BY_HISTORY_DEVICES = ("cuda",)  # device types whose memory `Out` pins is worth a warning
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 _HISTORY = re.compile(r"(Out|_oh|_{1,3}|_\d+)\Z")  # IPython's output history: Out, _oh, _, __, ___, _N
@@ -29,9 +34,11 @@ def build_report(namespace: Mapping[str, object], options: DeviceOptions = Devic
     """Every tensor reachable from `namespace` (metadata only), the bytes per device, and warnings, said in
     `language` (default: grad_magic's chosen language)."""
     language = language or state.language()
-    with _collector_paused():
+    started = time.monotonic()  # NB: the time limit counts from here, the namespace's partition included
+    # NB: torch functions off: a tensor subclass's `__torch_function__` (or a user's mode) is user code
+    with _collector_paused(), torch._C.DisableTorchFunction():
         visible, private, history = _partition(namespace)
-        walk = Walk(options, language)
+        walk = Walk(options, language, started)
         rows = walk.phase(visible, keep=True)
         private_only = walk.phase(private, keep=options.include_private)
         # NB: history last, so what it finds is exactly what nothing else in the namespace refers to.
@@ -41,9 +48,23 @@ def build_report(namespace: Mapping[str, object], options: DeviceOptions = Devic
         shown = rows if options.device is None else \
             [found for found in rows if device_matches(found[0].device, options.device)]
         warnings = walk.warnings(rows) + kept_by_history(history_only, KEPT_BY_HISTORY_DEVICES, language)
-        return DeviceReport(rows=tuple(_sorted([found[0] for found in shown], options.sort)),
-                            totals=_totals(shown), warnings=tuple(warnings), skipped=walk.skipped_list(),
+        rows_shown = [_bounded_row(found[0]) for found in shown]
+        return DeviceReport(rows=tuple(_sorted(rows_shown, options.sort)),
+                            totals=_totals(shown), warnings=tuple(_bounded_warning(w) for w in warnings),
+                            skipped=tuple(Skipped(clip(s.path, MAX_PATH), clip(s.reason)) for s in walk.skipped_list()),
                             options=options, language=language)
+
+
+def _bounded_row(row: TensorRow) -> TensorRow:
+    """A row whose path (a dict key, an attribute name: the user's text) is within MAX_PATH characters."""
+    if len(row.path) <= MAX_PATH:
+        return row
+    return TensorRow(clip(row.path, MAX_PATH), row.role, row.shape, row.dtype, row.device, row.requires_grad,
+                     row.is_leaf, row.grad_fn, row.nbytes)
+
+
+def _bounded_warning(w: DeviceWarning) -> DeviceWarning:
+    return w if len(w.message) <= MAX_TEXT else DeviceWarning(w.kind, clip(w.message))
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """`%grad_device`'s data model: the options of one walk and the report it makes -- strings and numbers only.
 
-May touch: torch only to check a device name in `DeviceOptions`. A report holds no live tensor, so keeping
+May touch: torch only to check a device name in `DeviceOptions`, the catalog for why an option is refused. A report holds no live tensor, so keeping
 it (in `Out`, say) keeps no memory alive. Its sentences (warnings, why an object was skipped) are written
 when it is built, in its `language`; it knows no renderer: `grad_magic.render.inventory` shows it, and the
 magic (`device_magic.py`) hands out a report that displays itself through that renderer.
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
 import torch
+
+from .. import catalog
 
 SORTS = ("size", "name", "device")
 
@@ -25,18 +27,27 @@ class DeviceOptions:
     depth: int = 6  # containers opened below a namespace name
     sort: str = "size"  # "size" (largest first), "name" or "device"
     max_tensors: int = 200_000
+    time_limit: float = 3.0  # seconds; then the walk stops and the report names what it did not walk
 
     def __post_init__(self) -> None:
         if self.sort not in SORTS:
-            raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {self.sort!r}")
-        if self.depth < 0 or self.max_tensors < 1:
-            raise ValueError("depth must be >= 0 and max_tensors >= 1")
+            raise OptionError("inventory.usage.sort", sort=self.sort, sorts=", ".join(SORTS))
+        if self.depth < 0 or self.max_tensors < 1 or not self.time_limit > 0:
+            raise OptionError("inventory.usage.bounds")
         if self.device is not None:
             try:
                 torch.device(self.device)
             except RuntimeError:  # a typo such as "gpu": say so now, not "no tensors found" later
-                raise ValueError(f"unknown device {self.device!r}: try cpu, cuda, cuda:0, meta, mps"
-                                 ) from None
+                raise OptionError("inventory.usage.device", device=self.device) from None
+
+
+class OptionError(ValueError):
+    """An option `DeviceOptions` refuses: the catalog's `key` says why (in English as the error's text; the
+    magic says it in the chosen language)."""
+
+    def __init__(self, key: str, **params: object) -> None:
+        super().__init__(catalog.message(key, "en", **params))
+        self.key, self.params = key, params
 
 
 @dataclass(frozen=True, init=False)
@@ -49,7 +60,7 @@ class TensorRow:
     requires_grad: bool
     is_leaf: bool
     grad_fn: Optional[str]
-    nbytes: int  # numel * element size: what this view shows, not its storage
+    nbytes: int  # numel * element size: what this view shows, not its storage; 0 on `meta` (no memory)
 
     def __init__(self, path: str, role: str, shape: Tuple[int, ...], dtype: str, device: str,
                  requires_grad: bool, is_leaf: bool, grad_fn: Optional[str], nbytes: int) -> None:

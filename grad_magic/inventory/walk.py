@@ -2,84 +2,36 @@
 
 May touch: the namespace's objects, read-only, and of a tensor only its METADATA (shape, dtype, device,
 requires_grad, is_leaf, grad_fn, element size, storage identity and size). Never tensor data: no `.item()`,
-no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never `getattr` on a
-name an object may answer through `__getattr__`: plain objects are read through their `__dict__` only.
-Why an object was not looked into is said in the report's language (catalog keys `inventory.skip.*`).
+no `repr(tensor)`, no `bool(tensor)`, no `==` / `in` on tensors -- identity only. Never user code: no
+`getattr` on a name an object may answer through `__getattr__` or a property (plain objects are read
+through the dict Python keeps their attributes in, `names.instance_dict`, never a `__dict__` property);
+a model through its registries (`_parameters`, `_buffers`, `_modules`), never `named_parameters()` or
+`named_modules()` a subclass may override; a tensor with torch functions off (build.py), never a
+subclass's `__torch_function__`. Bounded: containers, tensors and seconds (`DeviceOptions`); where it
+stopped, and the names it did not walk, are said. Why an object was not looked into is said in the
+report's language (catalog keys `inventory.skip.*`).
 """
 from __future__ import annotations
 
-import types
+import time
 from collections import deque
-from dataclasses import fields as dataclass_fields, is_dataclass
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from dataclasses import fields as dataclass_fields
+from typing import Any, Deque, Dict, List, Tuple
 
 import torch
 
 from .. import catalog
+from ..names import instance_dict
+from .kinds import SCALARS, MODULE_OWN, is_tensor, key_text, kind_of, module_path, root_of, storage_key, submodules
 from .report import (ROLE_BUFFER, ROLE_GRAD, ROLE_PARAMETER, ROLE_STATE, ROLE_TENSOR, DeviceOptions,
                      DeviceWarning, Found, Skipped, TensorRow)
 from .warnings import module_spans, state_off, will_collide
 
 MAX_SKIPPED = 200  # skipped objects listed one by one; the rest are only counted
 MAX_OBJECTS = 2_000_000  # containers opened in one walk whatever the depth, so a walk always ends
-_SCALARS = frozenset({int, float, bool, str, bytes, complex, type(None)})  # never looked into, fast path
-_NOT_LOOKED_INTO = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                    types.MethodType, types.MethodWrapperType, types.WrapperDescriptorType,
-                    types.MethodDescriptorType, property, classmethod, staticmethod, set, frozenset,
-                    str, bytes, bytearray, int, float, complex, range, memoryview)
-# The notebook's own machinery, never holding a user's tensor: the shell (reachable from `ip =
-# get_ipython()`) and grad_magic itself (earlier reports sit in `Out`; they hold strings only).
-_MACHINERY = frozenset({"IPython", "ipykernel", "traitlets", "jupyter_client", "zmq", "tornado", "logging",
-                        "grad_magic"})
-_MODULE_OWN = frozenset(vars(torch.nn.Module()))  # nn.Module's bookkeeping: _parameters, hooks, training...
-
-
-def _safe_kind(cls: type) -> str:
-    try:
-        return _kind(cls)
-    except Exception:  # a metaclass that raises on class attribute lookups: leave its instances alone
-        return "ignore"
-
-
-def _kind(cls: type) -> str:
-    """How to look inside an instance of `cls`, decided from the class alone (never the instance)."""
-    if issubclass(cls, torch.Tensor):
-        return "parameter" if issubclass(cls, torch.nn.Parameter) else "tensor"
-    if issubclass(cls, dict):
-        return "dict"
-    if issubclass(cls, tuple):
-        return "namedtuple" if isinstance(getattr(cls, "_fields", None), tuple) else "sequence"
-    if issubclass(cls, (list, deque)):
-        return "sequence"
-    if issubclass(cls, _NOT_LOOKED_INTO) or str(cls.__module__).partition(".")[0] in _MACHINERY:
-        return "ignore"
-    if issubclass(cls, torch.nn.Module):
-        return "module"
-    if issubclass(cls, torch.optim.Optimizer):
-        return "optimizer"
-    if is_dataclass(cls):
-        return "dataclass"
-    if any("__getattr__" in vars(c) for c in cls.__mro__):
-        return "proxy"  # Mock and friends answer any name: reading them would invent attributes
-    return "object" if getattr(cls, "__dictoffset__", 0) else "ignore"  # no __dict__: nothing to read
-
-
-def _key_text(key: Any, path_of: Dict[int, str]) -> str:
-    """A dict key as it would be typed; other objects by type name, never by repr (a tensor's reads data)."""
-    if type(key) in _SCALARS:
-        text = repr(key)
-        return text if len(text) <= 80 else text[:79] + "…"
-    if type(key) is tuple and all(type(k) in _SCALARS for k in key):
-        return repr(key)
-    return path_of.get(id(key), f"<{type(key).__name__}>")
-
-
-def _module_path(path: str, dotted: str) -> str:
-    """`model` + `layers.0.weight` -> `model.layers[0].weight`: the name Python would accept."""
-    parts = [f"[{part}]" if part.isdigit() else f".{part}" for part in dotted.split(".")]
-    return path + "".join(parts)
-
-
+CLOCK_EVERY = 1024  # objects reached between two looks at the clock
+MAX_UNWALKED = 5  # names not walked (the time or object limit hit) named one by one
+MAX_SCANNED = 10_000  # objects not walked read for their names
 class Walk:
     """The state of one walk, breadth first so each tensor is named by its shortest path.
 
@@ -87,7 +39,7 @@ class Walk:
     cannot be reused while it runs. Tensors are compared by identity only (`==` would read their data).
     """
 
-    def __init__(self, options: DeviceOptions, language: str = "en") -> None:
+    def __init__(self, options: DeviceOptions, language: str = "en", started: float = 0.0) -> None:
         self.options = options
         self.language = language  # of the reasons objects are skipped
         self.kinds: Dict[type, str] = {}  # NB: per walk: a global cache would keep every Mock class alive
@@ -107,15 +59,25 @@ class Walk:
         self.tensors = self.objects = 0
         self.keep = True
         self.full = False
+        self.stopped: List[Skipped] = []  # why the walk stopped, listed first whatever else was skipped
+        self.unwalked: Dict[str, None] = {}  # the first names the walk stopped before finishing, in order
+        self.unwalked_count = 0  # objects left unwalked in all
+        self.deadline = (started or time.monotonic()) + options.time_limit
+        self.ticks = 0
 
     def phase(self, names: List[Tuple[str, Any]], keep: bool) -> List[Found]:
         """Walk these names; what they reach first is returned (and counted in warnings if `keep`)."""
         self.keep, self.found = keep, []
-        for name, value in names:
+        for i, (name, value) in enumerate(names):
+            if self.full:
+                self.not_walked([name for name, _ in names[i:i + MAX_SCANNED]], len(names) - i)
+                break
             self.child(value, name, 0, False)
         while self.queue and not self.full:
             self.open(*self.queue.popleft())
-        self.queue.clear()
+        queue = self.queue
+        self.not_walked([queue[i][1] for i in range(min(len(queue), MAX_SCANNED))], len(queue))
+        queue.clear()
         for path, optimizer in self.optimizers:
             self.guarded(path, self.open_optimizer, optimizer, path)
         self.optimizers = []
@@ -123,9 +85,13 @@ class Walk:
 
     def child(self, obj: Any, path: str, depth: int, owned: bool) -> None:
         cls = type(obj)
-        if cls in _SCALARS:
+        if cls in SCALARS:
             return
-        kind = self.kinds.get(cls) or self.kinds.setdefault(cls, _safe_kind(cls))
+        self.ticks += 1
+        if (not self.ticks % CLOCK_EVERY and self.late(path)) or self.full:
+            self.not_walked([path], 1)
+            return
+        kind = self.kinds.get(cls) or self.kinds.setdefault(cls, kind_of(cls))
         if kind == "tensor" or kind == "parameter":
             self.tensor(obj, path, kind, owned)
         elif kind != "ignore" and id(obj) not in self.seen:
@@ -137,10 +103,27 @@ class Walk:
             else:
                 self.queue.append((obj, path, depth, kind, owned))
 
+    def late(self, path: str) -> bool:
+        """Whether the time limit has passed; then the walk stops there."""
+        if time.monotonic() < self.deadline:
+            return False
+        self.stop(path, "inventory.skip.time", seconds=f"{self.options.time_limit:g}")
+        return True
+
+    def not_walked(self, paths: List[str], count: int) -> None:
+        """`count` objects the walk stopped before reaching: the names they belong to (the first part of
+        each of `paths`) are said, the first few."""
+        self.unwalked_count += count
+        for path in paths:
+            if len(self.unwalked) >= MAX_UNWALKED:
+                return
+            self.unwalked.setdefault(root_of(path), None)
+
     def open(self, obj: Any, path: str, depth: int, kind: str, owned: bool) -> None:
         self.objects += 1
         if self.objects > MAX_OBJECTS:
             self.stop(path, "inventory.skip.objects", count=f"{MAX_OBJECTS:,}")
+            self.not_walked([path], 1)
         elif kind == "optimizer":
             self.optimizers.append((path, obj))  # NB: after the phase, once its parameters have paths
         else:
@@ -154,13 +137,17 @@ class Walk:
 
     def open_dict(self, obj: dict, path: str, depth: int, owned: bool) -> None:
         for key, value in list(dict.items(obj)):
-            if type(value) not in _SCALARS:
-                self.child(value, f"{path}[{_key_text(key, self.path_of)}]", depth, owned)
+            if self.full:
+                break
+            if type(value) not in SCALARS:
+                self.child(value, f"{path}[{key_text(key, self.path_of)}]", depth, owned)
 
     def open_sequence(self, obj: Any, path: str, depth: int, owned: bool) -> None:
         base = next(b for b in (list, tuple, deque) if issubclass(type(obj), b))
         for i, value in enumerate(list(base.__iter__(obj))):  # NB: the base's own: no override runs
-            if type(value) not in _SCALARS:
+            if self.full:
+                break
+            if type(value) not in SCALARS:
                 self.child(value, f"{path}[{i}]", depth, owned)
 
     def open_namedtuple(self, obj: Any, path: str, depth: int, owned: bool) -> None:
@@ -168,7 +155,7 @@ class Walk:
             self.child(value, f"{path}.{name}", depth, owned)
 
     def open_dataclass(self, obj: Any, path: str, depth: int, owned: bool) -> None:
-        attributes = _instance_dict(obj) or {}
+        attributes = instance_dict(obj) or {}
         for f in dataclass_fields(type(obj)):
             if f.name in attributes:
                 self.child(attributes[f.name], f"{path}.{f.name}", depth, owned)
@@ -177,8 +164,12 @@ class Walk:
                     object.__getattribute__(obj, n), f"{path}.{n}", depth, owned))
 
     def open_object(self, obj: Any, path: str, depth: int, owned: bool) -> None:
-        for name, value in list((_instance_dict(obj) or {}).items()):
-            if type(value) not in _SCALARS and type(name) is str and self.public(name):
+        attributes = instance_dict(obj)
+        if attributes is None:  # NB: `__dict__` is a property of its class's own making: not called
+            self.skip(path, "inventory.skip.no_dict", cls=type(obj).__name__)
+            return
+        for name, value in list(attributes.items()):
+            if type(value) not in SCALARS and type(name) is str and self.public(name):
                 self.child(value, f"{path}.{name}", depth, owned)
 
     def public(self, name: str) -> bool:
@@ -187,26 +178,32 @@ class Walk:
         return self.options.include_private and not name.endswith("__")
 
     def open_module(self, module: torch.nn.Module, path: str, depth: int, owned: bool) -> None:
+        """Parameters, buffers (each once, in `named_parameters()`'s order), then every module's plain
+        attributes -- all read from the registries' dicts."""
         devices: Dict[str, List[str]] = {}
-        for name, p in module.named_parameters():
-            self.member(p, _module_path(path, name), ROLE_PARAMETER, devices)
-        for name, b in module.named_buffers():
-            self.member(b, _module_path(path, name), ROLE_BUFFER, devices)
-        for name, sub in module.named_modules():
+        modules = submodules(module)
+        for registry, role in (("_parameters", ROLE_PARAMETER), ("_buffers", ROLE_BUFFER)):
+            once: set = set()
+            for dotted, _, own in modules:
+                for key, t in list((own.get(registry) or {}).items()):
+                    if is_tensor(t) and id(t) not in once and type(key) is str:
+                        once.add(id(t))
+                        self.member(t, module_path(path, f"{dotted}.{key}" if dotted else key), role, devices)
+        for dotted, sub, own in modules:
             if sub is not module:
                 self.submodules.add(id(sub))
-            self.module_attributes(sub, _module_path(path, name) if name else path, depth, devices)
+            self.module_attributes(own, module_path(path, dotted) if dotted else path, depth, devices)
         if self.keep:
             self.models.append((path, id(module), devices))
 
-    def module_attributes(self, sub: Any, path: str, depth: int, devices: Dict[str, List[str]]) -> None:
+    def module_attributes(self, own: Dict[str, Any], path: str, depth: int, devices: Dict[str, List[str]]) -> None:
         """Tensors kept as plain attributes: `.to(device)` leaves them behind, so they count too."""
-        for name, value in list((_instance_dict(sub) or {}).items()):
-            if type(value) in _SCALARS or type(name) is not str or name in _MODULE_OWN:
+        for name, value in list(own.items()):
+            if type(value) in SCALARS or type(name) is not str or name in MODULE_OWN:
                 continue
             if not self.public(name):
                 continue
-            if _is_tensor(value):
+            if is_tensor(value):
                 self.member(value, f"{path}.{name}", ROLE_TENSOR, devices)
             else:
                 self.child(value, f"{path}.{name}", depth, True)
@@ -216,7 +213,7 @@ class Walk:
         self.tensor(t, path, role, True)
 
     def open_optimizer(self, optimizer: Any, path: str) -> None:
-        attributes = _instance_dict(optimizer) or {}
+        attributes = instance_dict(optimizer) or {}
         fallback: Dict[int, str] = {}
         for g, group in enumerate(attributes.get("param_groups") or ()):
             for i, p in enumerate(dict.__getitem__(group, "params")):
@@ -225,13 +222,13 @@ class Walk:
         for p, entries in list(dict.items(attributes.get("state") or {})):
             name = self.path_of.get(id(p)) or fallback.get(id(p), f"<{type(p).__name__}>")
             for key, value in list(dict.items(entries)):
-                if _is_tensor(value):
-                    self.state(value, f"{path}.state[{name}][{_key_text(key, self.path_of)}]", p, path)
+                if is_tensor(value):
+                    self.state(value, f"{path}.state[{name}][{key_text(key, self.path_of)}]", p, path)
 
     def state(self, value: torch.Tensor, path: str, param: Any, optimizer: str) -> None:
         self.tensor(value, path, ROLE_STATE, True)
         here = self.device_name(value.device)
-        there = self.device_name(param.device) if _is_tensor(param) else here
+        there = self.device_name(param.device) if is_tensor(param) else here
         # NB: a 0-dim `step` counter lives on the CPU by design (torch.optim keeps it there).
         if here != there and not (here == "cpu" and value.dim() == 0) and self.keep:
             self.state_off.setdefault((optimizer, here, there), []).append(path)
@@ -265,10 +262,12 @@ class Walk:
         dtype, device, grad_fn = t.dtype, t.device, t.grad_fn
         dtype_name, itemsize = names.get(dtype) or names.setdefault(
             dtype, (str(dtype).replace("torch.", "", 1), dtype.itemsize))
-        nbytes = t.numel() * itemsize
-        row = TensorRow(path, role, tuple(t.shape), dtype_name, names.get(device) or self.device_name(device),
-                        t.requires_grad, t.is_leaf, None if grad_fn is None else type(grad_fn).__name__,
-                        nbytes)
+        device_name = names.get(device) or self.device_name(device)
+        nbytes = 0 if device_name == "meta" else t.numel() * itemsize  # NB: meta: shapes only, no memory
+        row = TensorRow(path, role, tuple(t.shape), dtype_name, device_name, t.requires_grad, t.is_leaf,
+                        None if grad_fn is None else type(grad_fn).__name__, nbytes)
+        if device_name == "meta":  # NB: no memory to count, though a meta storage's nbytes() says otherwise
+            return row, ("tensor", id(t)), 0
         try:
             key = storage_key(t)
         except (NotImplementedError, RuntimeError):  # sparse and other storage-less layouts
@@ -296,39 +295,26 @@ class Walk:
 
     def stop(self, path: str, key: str, **params: object) -> None:
         self.full = True
-        self.skip(path, "inventory.skip.stopped", reason=catalog.message(key, self.language, **params))
+        if not self.stopped:
+            self.stopped.append(Skipped(path, catalog.message(
+                "inventory.skip.stopped", self.language, reason=catalog.message(key, self.language, **params))))
 
     def skipped_list(self) -> Tuple[Skipped, ...]:
+        """Why the walk stopped and what it did not walk first, then each object skipped."""
         more = [Skipped("…", catalog.message("inventory.skip.more", self.language, count=f"{self.skipped_more:,}"))
                 ] if self.skipped_more else []
-        return tuple(self.skipped + more)
+        return tuple(self.stopped + self.unwalked_list() + self.skipped + more)
+
+    def unwalked_list(self) -> List[Skipped]:
+        if not self.unwalked:
+            return []
+        more = ["…"] if self.unwalked_count > len(self.unwalked) else []
+        names = catalog.message("list.comma", self.language).join([f"`{name}`" for name in self.unwalked] + more)
+        return [Skipped("…", catalog.message("inventory.skip.unwalked", self.language, names=names,
+                                             count=f"{self.unwalked_count:,}"))]
 
     def warnings(self, rows: List[Found]) -> List[DeviceWarning]:
         models = [(path, devices) for path, mid, devices in self.models
                   if devices and mid not in self.submodules]
         return (module_spans(models, self.language) + state_off(self.state_off, self.language)
                 + will_collide(models, rows, self.owned, self.language))
-
-
-def _storage_cdata(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
-
-
-# The address of the tensor's StorageImpl: shared by all its views, unique while it lives.
-# NB: not data_ptr() (0 on every meta tensor), and not id() of the `untyped_storage()` wrapper: torch 2.x
-# happens to keep that wrapper alive, but older versions made it anew, and making it costs. Same number
-# as `untyped_storage()._cdata`; torch's `_storage_id` (where it exists) reads it without the wrapper.
-storage_key = getattr(torch._C, "_storage_id", None) or _storage_cdata
-
-
-def _is_tensor(obj: Any) -> bool:
-    return issubclass(type(obj), torch.Tensor)  # NB: type(), not isinstance: Mock(spec=...) lies
-
-
-def _instance_dict(obj: Any) -> Optional[dict]:
-    """`vars(obj)` without asking the object: no __getattr__, no properties of its own making."""
-    try:
-        attributes = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        return None
-    return attributes if type(attributes) is dict else None

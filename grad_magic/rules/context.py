@@ -4,18 +4,19 @@ Rules read from here and return a `Diagnosis`; they never render and never touch
 """
 from __future__ import annotations
 
+import ast
 import io
 import keyword
 import os
 import tokenize
 from functools import cached_property
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .. import catalog, state
 from ..facts import fact_for
 from ..cell import cell_tree, qualname_at, split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
-from ..names import NameIndex
+from ..names import NameIndex, Touched
 from ..record import RunRecord
 from ..sources import Frame
 from .elsewhere import from_view, seen_from
@@ -87,7 +88,15 @@ class RuleContext:
     # -- names --
     @cached_property
     def names(self) -> NameIndex:
-        return NameIndex(self.record.error_locals, self.namespace)
+        return NameIndex(self.record.error_locals, self.namespace, touched=self.touched)
+
+    @property
+    def touched(self) -> Touched:
+        """What this run touched (the same from every view): only these objects may be blamed."""
+        if "touched" not in self._shared:
+            running = self.record.outer if self.record.outer is not None else self.record
+            self._shared["touched"] = touched_by(running, self.namespace)
+        return self._shared["touched"]
 
     def facts_on_line(self, lineno: Optional[int]) -> Tuple[TensorFact, ...]:
         """Tensors and modules named on a cell line, in the order they appear."""
@@ -144,8 +153,49 @@ class RuleContext:
         return from_view(d, self.record) if self.elsewhere else d
 
 
+def touched_by(record: RunRecord, namespace: Mapping[str, Any]) -> Touched:
+    """What a run touched: every name the running cell spells; in each user frame outside it (the
+    traceback's, and those where the tracker saw an op or a step) the names of the statement the frame
+    is in and the frame's own variables; the tracked tensors and optimizers still alive."""
+    names: Set[str] = set(_names_in(cell_tree(record.source)))
+    trees: Dict[str, Optional[ast.Module]] = {}
+    sites = [(f.site.filename, f.site.lineno) for f in record.frames]
+    events: List[Any] = [*record.inplace_ops, *record.failed_ops, *record.steps]
+    sites += [site for e in events for site in e.frames]
+    for filename, lineno in sites:
+        if filename == record.filename:
+            continue
+        if filename not in trees:
+            trees[filename] = cell_tree(record.sources.text(filename)) if record.sources is not None else None
+        names.update(_names_in(_statement_at(trees[filename], lineno)))
+    for frame in record.frames:
+        if frame.local_names is not None and frame.local_names is not namespace:
+            names.update(k for k in list(frame.local_names) if type(k) is str)
+    refs = [s.ref for e in (*record.inplace_ops, *record.failed_ops) for s in e.targets] + \
+        [e.optimizer for e in record.steps]
+    ids = {id(obj) for obj in (ref() for ref in refs if ref is not None) if obj is not None}
+    return Touched(frozenset(names), frozenset(ids))
+
+
+def _statement_at(tree: Optional[ast.Module], lineno: int) -> Optional[ast.AST]:
+    """The top-level statement of `tree` around `lineno` (a whole `def` or `class`)."""
+    for stmt in tree.body if tree is not None else ():
+        if stmt.lineno <= lineno <= (stmt.end_lineno or stmt.lineno):
+            return stmt
+    return None
+
+
+def _names_in(node: Optional[ast.AST]) -> Iterable[str]:
+    for n in ast.walk(node) if node is not None else ():
+        if isinstance(n, ast.Name):
+            yield n.id
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            yield from n.names
+
+
 def dotted_names(line: str) -> List[str]:
-    """`out = model.fc(x.grad) + w` -> ['out', 'model.fc', 'x.grad', 'w'] (names, not attributes of calls)."""
+    """`out = model.fc(x.grad, dim=1) + w` -> ['out', 'model.fc', 'x.grad', 'w'] (names: not attributes
+    of calls, not a call's keywords)."""
     names: List[str] = []
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
@@ -153,7 +203,16 @@ def dotted_names(line: str) -> List[str]:
         return names
     current: List[str] = []
     previous = ""
-    for tok in tokens:
+    depth = 0  # NB: brackets open: `name=` inside them is a keyword (`out=c`), outside an assignment
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth = max(0, depth - 1)
+        if tok.type == tokenize.NAME and depth and not current and previous != "." and i + 1 < len(tokens) \
+                and tokens[i + 1].string == "=":
+            previous = tok.string
+            continue
         if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and (
                 not current or previous == "."):
             if not current and previous == ".":  # attribute of a call or subscript: not a name

@@ -144,6 +144,25 @@ def _sources(nb: Any) -> List[str]:
     return [c.source for c in code_cells(nb)]
 
 
+def problems(o: Outcome) -> List[str]:
+    """What is wrong with one case's outcome (tests/test_notebooks.py fails on each): the notebook does not
+    fail as its report says (in its last cell; a silent case not at all), the case's own fix or grad_magic's
+    proposed fix does not run clean."""
+    found = []
+    if o.case.get("silent", False):
+        if o.original.errors:
+            found.append(f"a silent case raised: {o.original.errors}")
+    elif [cell for cell, _ in o.original.errors] != [o.last_cell]:
+        found.append(f"the errors are not the last cell's alone: {o.original.errors}")
+    if o.reference is not None and not runs_clean(o.reference, o.case["kind"]):
+        found.append(f"the case's own fix does not run clean: errors {o.reference.errors}, "
+                     f"cards {[c['kind'] for c in o.reference.cards]}")
+    if o.proposed is not None and o.card is not None and not runs_clean(o.proposed, o.card["kind"]):
+        found.append(f"grad_magic's fix ({o.card['fix']['description']}) does not run clean: errors "
+                     f"{o.proposed.errors}, cards {[c['kind'] for c in o.proposed.cards]}")
+    return found
+
+
 def runs_clean(run: Optional[Run], kind: str) -> bool:
     """No error in any cell, no card of `kind`."""
     return run is not None and not run.errors and all(c["kind"] != kind for c in run.cards)

@@ -622,3 +622,17 @@ def test_an_item_of_the_pair_already_on_the_device_is_left_as_it_is(shell):
     assert "torch.zeros(n, 3, device=self.fc.weight.device), torch.zeros(n, 3, device=self.fc.weight.device)" \
         in fixed.source
     fix_runs_clean(shell, cells, d)
+
+
+def test_a_mask_made_by_a_factory_and_negated_on_the_line_gets_device_where_it_is_made(shell):
+    cells = [SETUP,
+             "def biased_scores(q, k):\n"
+             "    bias = torch.zeros(q.size(0), k.size(0), device=q.device)\n"
+             "    keep = torch.ones(q.size(0), k.size(0), dtype=torch.bool).tril()\n"
+             "    bias = bias.masked_fill(keep.logical_not(), float('-inf'))\n"
+             "    return q @ k.t() + bias\n",
+             "%%gradcheck\nscores = biased_scores(torch.randn(3, 4, device=device), torch.randn(3, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 3) in lines_of(d)
+    assert "torch.ones(q.size(0), k.size(0), dtype=torch.bool, device=q.device).tril()" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)

@@ -27,7 +27,7 @@ _OPS = {ast.Add: ("add", "__add__", "__radd__"), ast.Sub: ("sub", "__sub__", "__
         ast.BitOr: ("__or__", "bitwise_or", "__ror__"), ast.Pow: ("pow", "__pow__", "__rpow__")}
 _KEEP = frozenset({"float", "double", "half", "long", "int", "bool", "unsqueeze", "squeeze", "expand", "view",
                    "reshape", "repeat", "transpose", "permute", "t", "contiguous", "clone", "detach",
-                   "expand_as", "view_as", "flatten"})  # NB: methods whose result stays on the tensor's device
+                   "expand_as", "view_as", "flatten", "logical_not", "tril", "triu"})  # NB: methods whose result stays on the tensor's device
 
 
 def unnamed(m: Mover, odd: Sequence[Party], op: Optional[str]) -> bool:

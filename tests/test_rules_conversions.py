@@ -278,3 +278,10 @@ def test_a_helper_converting_its_parameter_is_shown_beside_the_callers_fix(shell
     d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
     assert lines_of(d) == [(4, 3), (2, 2)] and d.lines[1].function == "score"
     assert "score(torch.sigmoid(logits.detach()))" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_helpers_list_the_caller_also_stacks_gets_no_fix(shell):
+    cells = [*_LIST_HELPERS, "%%gradcheck\nlosses = train(w, xs, 3)\nprint(plot_losses(losses))\n"
+             "print(torch.stack(losses).mean())\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert d.fix is None or "append(loss.item())" not in "".join(c.source for c in d.fix.elsewhere)

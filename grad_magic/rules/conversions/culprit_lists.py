@@ -123,6 +123,9 @@ def _from_helper(ctx: RuleContext, scope: ast.AST, name: str, suffix: str, linen
             and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name and (lineno is None or n.lineno < lineno)]
     if len(made) != 1 or not isinstance(made[0].value, ast.Call):
         return None
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno != lineno
+           for n in ast.walk(scope)):
+        return None  # NB: the caller reads the list elsewhere too (`torch.stack(losses)`): plain values may not do
     place: Optional[Place] = function_place(ctx, lookup(ctx, made[0].value.func))
     if place is None:
         return None

@@ -5,9 +5,10 @@ Reads only dictionaries (the namespace, a module's `_parameters`/`_buffers`/`_mo
 `__torch_function__` of a user object, so it runs no user code. `instance_dict`, `plain_class` and `is_tensor`
 are those reads for other rooms (the inventory's walk, facts, the rules).
 
-What a rule may blame: `NameIndex.objects()` yields only what this run touched (`Touched`: names the code
-that ran spells, the variables of its frames, the tracker's tensors and optimizers) -- a leftover `clf` of
-an earlier cell is not the classifier of a `logits` the cell made with `torch.randn`. Naming an object
+What a rule may blame: of the tensors, modules and optimizers, `NameIndex.objects()` yields only what this
+run touched (`Touched`: names the code that ran spells, the variables of its frames, the tracker's tensors
+and optimizers) -- a leftover `clf` of an earlier cell is not the classifier of a `logits` the cell made
+with `torch.randn`; other values (an earlier cell's `device`, `num_classes`) a fix may still use. Naming an object
 already found (`names_for`, `lookup`) reads every name.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Tupl
 import torch
 
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+_BLAMABLE = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)  # what a card may name as a cause
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,10 @@ class Touched:
     ids: FrozenSet[int] = frozenset()
 
     def covers(self, name: str, obj: Any) -> bool:
-        return name.partition(".")[0] in self.names or id(obj) in self.ids
+        """Whether a rule may use `obj` (named `name`): anything that holds no state of a model's -- a
+        `device`, a class count, a holder object -- and what holds some (a tensor, a module, an optimizer)
+        when the run touched it."""
+        return not issubclass(type(obj), _BLAMABLE) or name.partition(".")[0] in self.names or id(obj) in self.ids
 
 
 class NameIndex:

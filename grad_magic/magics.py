@@ -47,7 +47,8 @@ class GradMagics(Magics):
 
         When the cell fails -- or silently goes wrong, like gradients never zeroed -- a card explains
         what happened, why and where, and proposes a fixed cell (%gradfix puts it in the next input).
-        The cell's namespace, line numbers, result and errors are those of a plain cell.
+        The cell's namespace, line numbers, result and errors are those of a plain cell. In a notebook the
+        card comes above the error; in terminal IPython, after the traceback, so that it stays in view.
         """
         __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
         args = _parse(self.gradcheck, line)

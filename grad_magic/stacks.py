@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import sys
 import traceback
+import warnings
 from types import CodeType, FrameType, TracebackType
 from typing import Callable, FrozenSet, List, Optional, Sequence, TypeVar
 
 import torch.overrides
 
-_DISPATCH_FILE = torch.overrides.handle_torch_function.__code__.co_filename
+# NB: the files whose frames lead to a hidden frame: torch's dispatch to the tracker, `warnings` to the recorder
+_DISPATCH_FILES = frozenset({torch.overrides.handle_torch_function.__code__.co_filename, warnings.__file__})
 _Entry = TypeVar("_Entry")
 
 
@@ -94,14 +96,15 @@ def without_dispatch(entries: Sequence[_Entry], code_of: Callable[[_Entry], Code
     to it: the tracker's own entry, the `torch/overrides.py` entries right before it, and before those the
     torch function that dispatched (`F.relu` at its `handle_torch_function` line) when the entry after the
     tracker runs the same code -- the call as a plain cell makes it, which stays. `tracker`: the ids of the
-    tracker's code objects."""
+    tracker's code objects (and of any other hidden code: the warning recorder's, `warnings`' entries before
+    it dropped alike)."""
     dropped = set()
     for i, entry in enumerate(entries):
         if id(code_of(entry)) not in tracker:
             continue
         dropped.add(i)
         j = i - 1
-        while j >= 0 and code_of(entries[j]).co_filename == _DISPATCH_FILE:
+        while j >= 0 and code_of(entries[j]).co_filename in _DISPATCH_FILES:
             dropped.add(j)
             j -= 1
         if j < i - 1 and j >= 0 and i + 1 < len(entries) and code_of(entries[j]) is code_of(entries[i + 1]):

@@ -49,8 +49,9 @@ class WarningRecorder:
         self._shown = warnings.showwarning
         self._filter = ("always", _Evidence(self), Warning, None, 0)
         self._mutated: Dict[str, Callable[[], Any]] = {}
-        self._armed: Optional[int] = None  # the thread whose warning our filter let through just now
+        self._armed: Optional[Tuple[int, str]] = None  # (thread, text) of the warning our filter just let through
         self._passing: Set[int] = set()  # threads warning again through the user's filters
+        self._evidence: Set[Tuple[str, str, int]] = set()  # (text, file, line) of torch's evidence recorded
         self.closed = False
 
     def install(self) -> None:
@@ -83,7 +84,7 @@ class WarningRecorder:
         me = threading.get_ident()
         if self.closed or warnings.showwarning is not self or me in self._passing or not EVIDENCE.match(text):
             return False
-        self._armed = me
+        self._armed = (me, text)
         return True
 
     def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
@@ -97,11 +98,17 @@ class WarningRecorder:
             frame, filename, lineno, line = _site_of_tracked_call(frame, filename, lineno, line)
         if me in self._passing:  # NB: the user's filters show it: already recorded
             return self._shown(message, category, filename, lineno, file, line)
-        if len(self._sink) < MAX_WARNINGS:
-            self._sink.append(CapturedWarning(category.__name__, str(message), filename, lineno))
-        if self._armed != me:
+        text = str(message)
+        evidence, fresh = self._armed == (me, text), True
+        if evidence:  # NB: recorded once per place and run (a loop reading a non-leaf `.grad` warns each turn)
+            self._armed = None
+            fresh = (text, filename, lineno) not in self._evidence
+            if fresh and len(self._evidence) < MAX_WARNINGS:
+                self._evidence.add((text, filename, lineno))
+        if fresh and len(self._sink) < MAX_WARNINGS:
+            self._sink.append(CapturedWarning(category.__name__, text, filename, lineno))
+        if not evidence:
             return self._shown(message, category, filename, lineno, file, line)
-        self._armed = None
         return self._warn_again(message, category, filename, lineno, frame)
 
     def _warn_again(self, message: Any, category: Any, filename: str, lineno: int,
@@ -177,7 +184,6 @@ def _site_of_tracked_call(frame: Optional[FrameType], filename: str, lineno: int
     return frame, frame.f_code.co_filename, frame.f_lineno, None  # NB: None: the line is read where it is
 
 
-# NB: the recorder's frames, and `warnings`' own on the way to it, in the traceback of a warning the user's
-# filters turned into an error (`simplefilter("error")`): a plain cell's traceback ends at the user's line
-RECORDER_CODE = frozenset({WarningRecorder.__call__.__code__, WarningRecorder._warn_again.__code__,
-                           *([warnings._showwarnmsg.__code__] if hasattr(warnings, "_showwarnmsg") else [])})
+# NB: the recorder's frames in the traceback of a warning the user's filters turned into an error
+# (`simplefilter("error")`); `stacks.without_dispatch` drops them with `warnings`' own on the way to them
+RECORDER_CODE = frozenset({WarningRecorder.__call__.__code__, WarningRecorder._warn_again.__code__})

@@ -343,13 +343,17 @@ def test_the_tracker_is_off_while_zero_grad_runs_and_back_after():
 
 
 def test_without_dispatch_drops_the_tracker_and_torchs_way_to_it_only():
-    from grad_magic.stacks import _DISPATCH_FILE, without_dispatch
+    import warnings
+
+    from grad_magic.stacks import without_dispatch
+
+    dispatch_file = torch.overrides.handle_torch_function.__code__.co_filename
 
     def code(name: str, filename: str = "<user>"):
         return compile("pass", filename, "exec").replace(co_name=name)
 
     cell, relu, kernel, other = code("<module>"), code("relu"), code("kernel"), code("other")
-    handle, tracker = code("handle_torch_function", _DISPATCH_FILE), code("__torch_function__")
+    handle, tracker = code("handle_torch_function", dispatch_file), code("__torch_function__")
     ids = frozenset({id(tracker)})
 
     def kept(*codes):
@@ -360,3 +364,5 @@ def test_without_dispatch_drops_the_tracker_and_torchs_way_to_it_only():
     assert kept(cell, handle, tracker, other) == ["<module>", "other"]  # the cell itself always stays
     assert kept(cell, relu, kernel) == ["<module>", "relu", "kernel"]  # nothing tracked: untouched
     assert kept(cell, relu, tracker, relu) == ["<module>", "relu", "relu"]  # no dispatch frames: only the tracker
+    # a warning the user's filters raise, through `warnings` and the recorder: the cell alone, as in a plain cell
+    assert kept(cell, code("_showwarnmsg", warnings.__file__), tracker) == ["<module>"]

@@ -263,8 +263,12 @@ def test_torchs_warnings_show_or_raise_as_the_users_filters_say(shell, seen, set
 
 
 def _last_frame(above: int):
-    """The innermost frame of the last error: its function and line (the lines above the body left out)."""
-    tb = getattr(sys, "last_traceback", None)
-    while tb is not None and tb.tb_next is not None:
+    """The last error's traceback from the cell's frame inward: the cell's line (the lines above the body left
+    out), then each inner frame's function and file."""
+    entries, tb = [], sys.last_traceback
+    while tb is not None:
+        entries.append(tb)
         tb = tb.tb_next
-    return None if tb is None else (tb.tb_frame.f_code.co_name, tb.tb_lineno - above)
+    start = max(i for i, e in enumerate(entries) if e.tb_frame.f_code.co_filename.startswith("<ipython-input-"))
+    return entries[start].tb_lineno - above, [(e.tb_frame.f_code.co_name, e.tb_frame.f_code.co_filename)
+                                              for e in entries[start + 1:]]

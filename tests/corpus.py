@@ -83,16 +83,12 @@ def execute(nb: Any) -> Run:
     nb = copy.deepcopy(nb)
     for c in code_cells(nb):
         c.outputs, c.execution_count = [], None
-    env_path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    # NB: the kernel is this interpreter's (`python3` on its PATH); given to the kernel's launch, not swapped
+    # in os.environ, which the other worker thread reads when it starts its kernel
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
-    old = os.environ.get("PATH")
-    os.environ["PATH"] = env_path  # NB: the kernel is this interpreter's (`python3` on its PATH)
-    try:
-        client.execute()
-    finally:
-        if old is not None:
-            os.environ["PATH"] = old
+    client.execute(env=env)
     errors, cards = [], []
     for i, c in enumerate(code_cells(nb)):
         for o in c.get("outputs", []):

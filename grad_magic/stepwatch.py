@@ -25,6 +25,7 @@ import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
+from .names import instance_dict, plain_class
 from .record import StepEvent
 from .sources import Sources
 
@@ -232,11 +233,11 @@ def _modules_held(frame: FrameType) -> Iterator[Tuple[str, torch.nn.Module]]:
     """(path, module): the frame's locals (a function's), the globals its code names, and modules one
     attribute down from a plain object among them (`self.model`, `trainer.model`)."""
     for name, value in _names_of(frame):
-        if isinstance(value, torch.nn.Module):
+        if _is(value, torch.nn.Module):
             yield name, value
         elif _plain_object(value):
             for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
-                if isinstance(attr, str) and isinstance(inner, torch.nn.Module):
+                if type(attr) is str and _is(inner, torch.nn.Module):
                     yield f"{name}.{attr}", inner
 
 
@@ -254,17 +255,19 @@ def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
 def _plain_object(value: Any) -> bool:
     """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
     cls = type(value)
-    return not isinstance(value, (torch.nn.Module, torch.Tensor, type)) and \
+    return plain_class(value) and not _is(value, (torch.nn.Module, torch.Tensor, type)) and \
         getattr(cls, "__module__", "builtins") not in ("builtins", "types") and \
-        not cls.__module__.startswith(("torch", "numpy", "IPython")) and isinstance(_dict_of(value), dict)
+        not cls.__module__.startswith(("torch", "numpy", "IPython")) and instance_dict(value) is not None
 
 
 def _dict_of(value: Any) -> Dict[str, Any]:
-    try:
-        found = object.__getattribute__(value, "__dict__")
-    except Exception:
-        return {}
-    return found if isinstance(found, dict) else {}
+    return instance_dict(value) or {}
+
+
+def _is(value: Any, types: Any) -> bool:
+    """`isinstance` from the type alone: a frame's values are the user's objects, and isinstance reads a
+    `__class__` (a property of the user's, maybe slow) when the type is not one of `types`."""
+    return issubclass(type(value), types)
 
 
 def _submodules(module: torch.nn.Module) -> Iterator[Tuple[torch.nn.Module, Optional[torch.nn.Module]]]:
@@ -292,9 +295,9 @@ def _trained_layers(module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple
             trained[id(parent)] = True
     layers = []
     for m, parent in pairs:
-        if isinstance(m, _DropoutNd) and m.__dict__.get("p") and parent is not None and trained[id(parent)]:
+        if _is(m, _DropoutNd) and m.__dict__.get("p") and parent is not None and trained[id(parent)]:
             layers.append(weakref.ref(m))
-        elif isinstance(m, _BatchNorm) and direct[id(m)]:
+        elif _is(m, _BatchNorm) and direct[id(m)]:
             weight = (m.__dict__.get("_parameters") or {}).get("weight")
             if weight is not None and weight.requires_grad:
                 layers.append(weakref.ref(m))
@@ -305,22 +308,22 @@ def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
     for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
         if name == "self" and _plain_object(value):
             for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
-                if isinstance(inner, list):
+                if _is(inner, list):
                     yield f"self.{attr}", inner
-        elif isinstance(value, (torch.Tensor, list)):
+        elif _is(value, (torch.Tensor, list)):
             yield name, value
 
 
 def _graph_of(value: Any) -> Optional[torch.Tensor]:
     """The tensor with a grad_fn that `value` (a tensor, or a dict / tuple / list of them) holds, else None."""
-    if isinstance(value, torch.Tensor):
+    if _is(value, torch.Tensor):
         return value if value.grad_fn is not None else None
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
-    return next((t for t in list(items)[:16] if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+    items = value.values() if _is(value, dict) else value if _is(value, (tuple, list)) else ()
+    return next((t for t in list(items)[:16] if _is(t, torch.Tensor) and t.grad_fn is not None), None)
 
 
 def _state(value: Any) -> Optional[Tuple[int, int, int]]:
-    if isinstance(value, torch.Tensor):
+    if _is(value, torch.Tensor):
         return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
     if value and _graph_of(value[-1]) is not None:
         return id(value), len(value), 0
@@ -329,7 +332,7 @@ def _state(value: Any) -> Optional[Tuple[int, int, int]]:
 
 def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
     """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
-    if isinstance(value, list):
+    if _is(value, list):
         return now[0] == before[0] and now[1] > before[1]
     if now[2] == before[2]:
         return False
@@ -347,11 +350,11 @@ def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -
 
 def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
     code = frame.f_code
-    newest = value if isinstance(value, torch.Tensor) else value[-1]
-    item = "tensor" if isinstance(newest, torch.Tensor) else "dict" if isinstance(newest, dict) and all(
-        isinstance(v, torch.Tensor) for v in newest.values()) else "other"
+    newest = value if _is(value, torch.Tensor) else value[-1]
+    item = "tensor" if _is(newest, torch.Tensor) else "dict" if _is(newest, dict) and all(
+        _is(v, torch.Tensor) for v in newest.values()) else "other"
     tensor = _graph_of(newest)
     return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
-                        "tensor" if isinstance(value, torch.Tensor) else "list", state[1], item,
+                        "tensor" if _is(value, torch.Tensor) else "list", state[1], item,
                         tensor.numel() if tensor is not None else 0,
                         type(tensor.grad_fn).__name__ if tensor is not None else "")

@@ -124,3 +124,23 @@ def test_a_megabyte_comment_makes_a_small_card(shell):
     assert d.fix is None and any("too long to carry on a card" in n for n in d.notes)
     small = sys.getsizeof(d.source) + sum(sys.getsizeof(sl.text) for sl in d.lines)
     assert small < 20_000
+
+
+def test_the_step_watch_runs_no_user_code(shell):
+    """The step watch reads a training function's locals at every optimizer.step(): a `__class__` or
+    `__dict__` property among them is never called."""
+    shell.user_ns["PACKAGE"] = PACKAGE
+    run(shell, COUNTING + "def train(model, opt):\n    s, h = Slow(), Holder()\n    for _ in range(3):\n"
+               "        opt.zero_grad()\n        model(torch.ones(2, 2)).sum().backward()\n        opt.step()\n")
+    run(shell, "%%gradcheck\nnet = torch.nn.Linear(2, 2)\ntrain(net, torch.optim.SGD(net.parameters(), lr=0.1))")
+    assert shell.user_ns["FROM_TOOL"] == []
+
+
+def test_the_device_culprit_walk_runs_no_user_code(shell):
+    """device-mismatch follows a function's locals to the odd tensor: a proxy among them is not opened."""
+    shell.user_ns["PACKAGE"] = PACKAGE
+    run(shell, COUNTING + "def step(x):\n    s, h = Slow(), Holder()\n    w = torch.ones(2, device='meta')\n"
+               "    return torch.cat([x, w])\n")
+    run(shell, "%%gradcheck\nstep(torch.ones(2))")
+    assert state.last_diagnosis().kind == "device-mismatch"
+    assert shell.user_ns["FROM_TOOL"] == []

@@ -15,7 +15,7 @@ from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from ...names import attribute_without_code
+from ...names import attribute_without_code, instance_dict as _instance_dict, plain_class
 from ..kit import dotted
 
 _DEPTH = 3  # steps below a variable: `self.encoder.pe`, `batch["x"][0]`
@@ -93,31 +93,30 @@ def item_of(path: str) -> Tuple[str, Optional[Any]]:
 
 
 def _opens(value: Any) -> bool:
-    try:
-        return isinstance(value, (dict, tuple, list, torch.nn.Module, collections.UserDict)) or (
-            not isinstance(value, _CLOSED) and _instance_dict(value) is not None)
-    except Exception:  # NB: a proxy whose __class__ raises
+    if not plain_class(value):  # NB: a proxy, a lazy object: reading it runs the user's code
         return False
+    return _is(value, (dict, tuple, list, torch.nn.Module, collections.UserDict)) or (
+        not _is(value, _CLOSED) and _instance_dict(value) is not None)
 
 
 def _children(value: Any) -> Iterator[Tuple[str, Any]]:
     """(step, item): `.name` for attributes and module registries, `[k]` for items (a UserDict's too: a
     transformers BatchEncoding is one)."""
-    if isinstance(value, collections.UserDict):
+    if _is(value, collections.UserDict):
         value = _instance_dict(value).get("data", {})
-    if isinstance(value, dict):
+    if _is(value, dict):
         for key, item in list(value.items())[:_WIDTH]:
-            if isinstance(key, str):
+            if _is(key, str):
                 yield f'["{key}"]' if '"' not in key else f"[{key!r}]", item
-            elif isinstance(key, int) and not isinstance(key, bool):
+            elif _is(key, int) and not _is(key, bool):
                 yield f"[{key}]", item
         return
-    if isinstance(value, (tuple, list)):
+    if _is(value, (tuple, list)):
         for i, item in enumerate(value[:_WIDTH]):
             yield f"[{i}]", item
         return
     own = _instance_dict(value) or {}
-    if isinstance(value, torch.nn.Module):
+    if _is(value, torch.nn.Module):
         for registry in ("_parameters", "_buffers", "_modules"):
             for key, item in list((own.get(registry) or {}).items())[:_WIDTH]:
                 if item is not None and key.isidentifier():
@@ -125,16 +124,13 @@ def _children(value: Any) -> Iterator[Tuple[str, Any]]:
                 elif item is not None and registry == "_modules" and key.isdigit():
                     yield f"[{key}]", item  # NB: a Sequential's or ModuleList's child: `model[0]`
     for key, item in list(own.items())[:_WIDTH]:
-        if isinstance(key, str) and key.isidentifier() and not key.startswith("_"):
+        if _is(key, str) and key.isidentifier() and not key.startswith("_"):
             yield f".{key}", item
 
 
-def _instance_dict(value: Any) -> Optional[dict]:
-    try:
-        found = object.__getattribute__(value, "__dict__")
-    except Exception:
-        return None
-    return found if isinstance(found, dict) else None
+def _is(value: Any, types: Any) -> bool:
+    """`isinstance` from the type alone (isinstance reads a `__class__` property of the user's on a miss)."""
+    return issubclass(type(value), types)
 
 
 def resolve(ctx: Any, path: str) -> Any:

@@ -277,7 +277,8 @@ def full_card() -> Diagnosis:
     source = "%%gradcheck\nimport torch\nw = torch.ones(2)\nw.mul_(2)\nw.sum().backward()\n"
     fixed = source.replace("w.mul_(2)", "w = w.mul(2)")
     return Diagnosis(
-        kind="k", severity="error", title="t", summary="s", what="w", why="y", where="h", source=source,
+        kind="k", severity="error", title="t", summary="s", what="`w` was changed", why="y", where="h",
+        source=source,  # NB: a name in backticks: the card shows it as <code>, one of its own elements
         lines=(SourceLine(4, "w.mul_(2)"), SourceLine(5, "w.sum().backward()")), names=("w",),
         tensors=(TensorFact("w", "tensor", "(2,)", "float32", "cpu", True, True, "MulBackward0", 1),),
         error_type="RuntimeError", error_message="boom\nsecond line",
@@ -318,7 +319,9 @@ def check_card(d: Diagnosis) -> None:
               *(source_lines[sl.lineno - 1] for sl in d.lines if 1 <= sl.lineno <= len(source_lines))]
     for field in fields:
         if field and len(field) < 1500 and field == grad_magic.render.common.clean(field):
-            assert _plain(field) in shown, f"{field[:200]!r} is not shown as text"
+            # NB: a span in backticks is shown as <code> with its text, without the backticks
+            words = "".join(part for _, part in grad_magic.render.common.code_spans(field))
+            assert _plain(words) in shown or _plain(field) in shown, f"{field[:200]!r} is not shown as text"
     if d.fix is not None and d.fix.source:  # NB: "" is a fix that leaves the running cell alone (schema 2)
         # NB: the fixed cell, as it goes into a notebook, travels whole in an attribute, escaped
         assert grad_magic.render.common.notebook_cell(d.fix.source) in page.values

@@ -2,8 +2,8 @@
  * The card as DOM: the same structure and class names as grad_magic/templates/card.html.j2.
  *
  * NB: every piece of data reaches the page through `textContent` or `setAttribute`; nothing here
- * parses HTML. The buttons call the cell host (insert / replace / apply to In [k] / re-run) or the
- * clipboard; nothing runs but from the Re-run button's click.
+ * parses HTML. The buttons call the cell host (insert / replace / apply to In [k] / re-run; a live
+ * card's Stop, stop.ts, interrupts) or the clipboard; nothing runs but from the Re-run button's click.
  *
  * NB: buttons only on an armed card (`ICardContext.armed`: an output of this session's kernel, or of a
  * notebook the user trusts); a card saved in a notebook from someone else shows what it proposes and
@@ -43,7 +43,7 @@ function el<K extends keyof HTMLElementTagNameMap>(
 }
 
 /** A label from the card's own catalog strings; the English word when an older kernel lacks it. */
-function label(d: IDiagnosis, key: string, fallback: string): string {
+export function label(d: IDiagnosis, key: string, fallback: string): string {
   const value = d.labels ? d.labels[key] : undefined;
   return typeof value === 'string' && value ? value : fallback;
 }
@@ -479,8 +479,11 @@ function footer(card: HTMLElement, d: IDiagnosis): void {
   }
 }
 
-/** The whole card. Error cards are red, warning cards amber, the generic card grey. */
-export function buildCard(d: IDiagnosis, context: ICardContext): HTMLElement {
+/**
+ * The whole card. Error cards are red, warning cards amber, the generic card grey. `live`: a live card's
+ * Stop row (stop.ts), put right under the summary where it is seen first.
+ */
+export function buildCard(d: IDiagnosis, context: ICardContext, live: HTMLElement | null = null): HTMLElement {
   const severity = d.severity === 'warning' ? 'warning' : 'error';
   const card = el('div', `gm-card gm-${severity}${d.kind === 'generic' ? ' gm-generic' : ''}`);
   card.setAttribute('data-kind', d.kind);
@@ -488,6 +491,9 @@ export function buildCard(d: IDiagnosis, context: ICardContext): HTMLElement {
   card.appendChild(header(d));
   card.appendChild(appendProse(el('h3'), d.title));
   card.appendChild(appendProse(el('p', 'gm-summary'), d.summary));
+  if (live !== null) {
+    card.appendChild(live);
+  }
   card.appendChild(explanation(d));
   for (const part of excerpts(d)) {
     card.appendChild(part);

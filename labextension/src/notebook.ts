@@ -1,6 +1,7 @@
 /**
  * The notebook side of the card's buttons: which cell shows the card, the edits on the notebook model
- * (insert below, replace, apply to the cell that ran as In [k]) and Re-run (the notebook's own run action).
+ * (insert below, replace, apply to the cell that ran as In [k]), Re-run (the notebook's own run action), and
+ * for a live card whether its cell still runs and the kernel's interrupt.
  *
  * A MIME renderer gets no notebook handle, so the owning cell is found by DOM containment across every
  * notebook the tracker knows, at click time (cells move, notebooks split).
@@ -140,6 +141,49 @@ export async function rerun(owner: IOwner, count: number, source: string): Promi
   return (await runInOrder(owner.notebook, [fixed, owner.cell], owner.sessionContext)) ? 'ran' : 'failed';
 }
 
+/** Kernel states in which nothing runs, or will finish: the cell's [*] is stale there. */
+const DOWN = new Set(['dead', 'terminating', 'restarting', 'autorestarting']);
+
+/**
+ * True while the kernel runs the owner's cell: the cell's own [*] (`executionState`, set when the notebook
+ * sends the request and cleared at its reply or when the kernel restarts or dies) on a kernel that is up.
+ */
+export function running(owner: IOwner): boolean {
+  // NB: not the kernel's busy/idle: it flickers with the control channel's requests while a cell runs
+  const model = owner.cell.model;
+  const kernel = owner.sessionContext?.session?.kernel;
+  return (
+    model.type === 'code' &&
+    (model as ICodeCellModel).executionState === 'running' &&
+    !!kernel &&
+    !DOWN.has(kernel.status)
+  );
+}
+
+/** Call `changed` when the owner's cell or its kernel changes state; returns the disconnect. */
+export function watchRunning(owner: IOwner, changed: () => void): () => void {
+  const onChange = () => changed();
+  const model = owner.cell.model;
+  const session = owner.sessionContext;
+  model.stateChanged.connect(onChange);
+  session?.statusChanged.connect(onChange);
+  session?.kernelChanged.connect(onChange);
+  return () => {
+    model.stateChanged.disconnect(onChange);
+    session?.statusChanged.disconnect(onChange);
+    session?.kernelChanged.disconnect(onChange);
+  };
+}
+
+/** Interrupt the notebook's kernel exactly as the toolbar's stop button does (apputils' interrupt item). */
+export async function interrupt(owner: IOwner): Promise<void> {
+  const kernel = owner.sessionContext?.session?.kernel;
+  if (!kernel) {
+    throw new Error('no kernel');
+  }
+  await kernel.interrupt();
+}
+
 export function cellHostFinder(tracker: INotebookTracker | null): CellHostFinder {
   return (node: HTMLElement): ICellHost | null => {
     const owner = tracker ? findOwner(tracker, node) : null;
@@ -150,7 +194,10 @@ export function cellHostFinder(tracker: INotebookTracker | null): CellHostFinder
       insertBelow: source => insertBelow(owner.notebook, owner.index, source),
       replace: source => replaceSource(owner.cell, source),
       applyTo: (count, original, source) => applyTo(owner, count, original, source),
-      rerun: (count, source) => rerun(owner, count, source)
+      rerun: (count, source) => rerun(owner, count, source),
+      running: () => running(owner),
+      watchRunning: changed => watchRunning(owner, changed),
+      interrupt: () => interrupt(owner)
     };
   };
 }

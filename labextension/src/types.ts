@@ -96,6 +96,7 @@ export interface IDiagnosis {
   versions: { [name: string]: string };
   notes: string[];
   labels: { [key: string]: string };
+  live?: { step: number } | null; // issue 20: displayed while the cell still runs, at this optimizer step
 }
 
 /**
@@ -124,6 +125,13 @@ export interface ICellHost {
    * cell, with the notebook's own run action. Only ever called from a click.
    */
   rerun(count: number, source: string): Promise<RerunResult>;
+  /** True while the kernel runs the cell (its [*] prompt: JupyterLab's `executionState`) and is alive. */
+  running(): boolean;
+  /** Call `changed` whenever `running()` may have changed (the cell's state, the kernel's status); returns
+   * the function that stops it. */
+  watchRunning(changed: () => void): () => void;
+  /** Interrupt the notebook's kernel, as the toolbar's stop button does. Runs no code. */
+  interrupt(): Promise<void>;
 }
 
 /** The host of the card whose node is given, or null when the card is not in a notebook cell. */

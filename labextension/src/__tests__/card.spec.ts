@@ -20,6 +20,12 @@ function recordingHost(applied: ApplyResult = 'applied', reran: RerunResult = 'r
     rerun: (count, source) => {
       calls.push(['rerun', count, source]);
       return Promise.resolve(reran);
+    },
+    running: () => false,
+    watchRunning: () => () => undefined,
+    interrupt: () => {
+      calls.push(['interrupt']);
+      return Promise.resolve();
     }
   };
   return { host, calls };

@@ -5,16 +5,18 @@
 import { CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { INotebookTracker, Notebook, NotebookActions, NotebookModel } from '@jupyterlab/notebook';
 import { NBTestUtils } from '@jupyterlab/notebook/lib/testutils';
+import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { cellHostFinder, findOwner } from '../notebook';
 import { createRendererFactory } from '../renderer';
 import { MIME_TYPE, RANK } from '../types';
-import { FIXED, LABELS, MODEL, MODEL_FIXED, sample, sample2, settle, SOURCE, TRAIN } from './sample';
+import { FIXED, LABELS, MODEL, MODEL_FIXED, sample, sample2, sampleLive, settle, SOURCE, TRAIN } from './sample';
 
-/** A tracker over one notebook: all `findOwner` uses of it. */
-function trackerOf(notebook: Notebook): INotebookTracker {
-  return { forEach: (fn: (panel: any) => void) => fn({ content: notebook }) } as unknown as INotebookTracker;
+/** A tracker over one notebook (and its panel's kernel session, if given): all `findOwner` uses of it. */
+function trackerOf(notebook: Notebook, sessionContext?: unknown): INotebookTracker {
+  const panel = { content: notebook, sessionContext };
+  return { forEach: (fn: (panel: any) => void) => fn(panel) } as unknown as INotebookTracker;
 }
 
 function cardBundle(d = sample()) {
@@ -245,5 +247,94 @@ describe('a fix of an earlier cell in a notebook', () => {
     expect(sources()[2]).toBe(MODEL_FIXED);
     expect(status()).toBe('In [3] holds the fix already.');
     expect(card().querySelector('.gm-rerun')).not.toBeNull();
+  });
+});
+
+describe('a live card in a notebook (issue 20)', () => {
+  let notebook: Notebook;
+  let kernel: { status: string; interrupt: jest.Mock; requestExecute: jest.Mock };
+  let sessionContext: { session: { kernel: typeof kernel }; statusChanged: Signal<any, string>; kernelChanged: Signal<any, unknown> };
+
+  const cell = () => notebook.widgets[1] as CodeCell;
+  const stop = () => notebook.widgets[1].node.querySelector('.gm-stop') as HTMLButtonElement;
+  const status = () => notebook.widgets[1].node.querySelector('.gm-live .gm-status')!.textContent;
+  const setStatus = (value: string) => {
+    kernel.status = value;
+    sessionContext.statusChanged.emit(value);
+  };
+
+  beforeEach(() => {
+    kernel = { status: 'busy', interrupt: jest.fn(() => Promise.resolve()), requestExecute: jest.fn() };
+    sessionContext = { session: { kernel }, statusChanged: new Signal({}), kernelChanged: new Signal({}) };
+    notebook = NBTestUtils.createNotebook();
+    notebook.rendermime.addFactory(createRendererFactory(cellHostFinder(trackerOf(notebook, sessionContext))), RANK);
+    const model = new NotebookModel();
+    model.sharedModel.insertCells(0, [
+      { cell_type: 'code', source: '%load_ext grad_magic', execution_count: 1 },
+      { cell_type: 'code', source: SOURCE }
+    ]);
+    notebook.model = model;
+    Widget.attach(notebook, document.body);
+    // NB: as CodeCell.execute leaves a cell while the kernel runs it: trusted, [*], no count yet
+    cell().model.trusted = true;
+    cell().model.executionState = 'running';
+    cell().model.outputs.add(cardBundle(sampleLive()) as any);
+  });
+
+  afterEach(() => {
+    notebook.model?.dispose();
+    notebook.dispose();
+  });
+
+  it('offers Stop the cell while its cell runs', () => {
+    expect(stop()).not.toBeNull();
+    expect(stop().hidden).toBe(false);
+    expect(stop().textContent).toBe('Stop the cell');
+  });
+
+  it("Stop interrupts the panel's kernel, as the toolbar's stop does, and runs nothing", async () => {
+    const before = notebook.model!.sharedModel.cells.map(c => c.getSource());
+    stop().click();
+    await settle();
+    expect(kernel.interrupt).toHaveBeenCalledTimes(1);
+    expect(kernel.requestExecute).not.toHaveBeenCalled();
+    expect(stop().disabled).toBe(true);
+    expect(status()).toBe('Interrupt sent.');
+    expect(notebook.model!.sharedModel.cells.map(c => c.getSource())).toEqual(before);
+  });
+
+  it('goes away when the cell ends (its count set), the kernel idle', () => {
+    cell().model.executionCount = 2; // NB: the cell widget sets executionState back to idle then
+    setStatus('idle');
+    expect(stop().hidden).toBe(true);
+  });
+
+  it('goes away when the kernel dies or restarts under the running cell', () => {
+    setStatus('restarting');
+    expect(stop().hidden).toBe(true);
+  });
+
+  it('is kept through the busy/idle flicker of the running kernel', () => {
+    setStatus('idle');
+    setStatus('busy');
+    expect(stop().hidden).toBe(false);
+  });
+
+  it('a live card of a cell that is done, or saved in an untrusted notebook, offers no Stop', () => {
+    cell().model.executionState = 'idle';
+    expect(stop().hidden).toBe(true);
+    cell().model.outputs.clear();
+    cell().model.trusted = false;
+    cell().model.executionState = 'running';
+    cell().model.outputs.add(cardBundle(sampleLive()) as any);
+    expect(stop()).toBeNull();
+    expect(notebook.widgets[1].node.querySelectorAll('.gm-card button')).toHaveLength(0);
+  });
+
+  it('a card that is not live offers no Stop, running or not', () => {
+    cell().model.outputs.clear();
+    cell().model.outputs.add(cardBundle(sample()) as any);
+    expect(notebook.widgets[1].node.querySelector('.gm-card')).not.toBeNull();
+    expect(stop()).toBeNull();
   });
 });

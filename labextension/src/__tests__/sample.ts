@@ -158,3 +158,23 @@ export function sample2(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
     ...overrides
   };
 }
+
+/** Issue 20: a live card, displayed at step 2 while the training cell still runs. */
+export const LIVE_LABELS: { [key: string]: string } = {
+  ...LABELS,
+  stop: 'Stop the cell',
+  stop_sent: 'Interrupt sent.',
+  stop_failed: "The interrupt did not reach the kernel: use the toolbar's stop button."
+};
+
+export function sampleLive(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
+  return sample({
+    kind: 'grads-not-zeroed',
+    severity: 'warning',
+    title: 'step 2: `optimizer` stepped with the gradients of step 1 still in `.grad`',
+    error: null,
+    live: { step: 2 },
+    labels: { ...LIVE_LABELS },
+    ...overrides
+  });
+}

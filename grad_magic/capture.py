@@ -27,6 +27,7 @@ from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
 from torch.overrides import TorchFunctionMode
 
+from .live import LiveWatch
 from .model import Diagnosis
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
@@ -35,10 +36,12 @@ from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
 from .stepwatch import Clearings, SeenStep, StepLook, counted_after, stale_grads, users_closure
 from .stacks import TraceFilter
+from .lighttrack import WRAPPER_CODE, LightTracker
 from .tracker import OpLog, OpTracker
 
 TRACKER_CODE = frozenset({OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
-HIDDEN_CODE = TRACKER_CODE | RECORDER_CODE  # NB: the frames a plain cell's traceback would not have
+# NB: the frames a plain cell's traceback would not have
+HIDDEN_CODE = TRACKER_CODE | RECORDER_CODE | {WRAPPER_CODE}
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class _StepWatch:
     step ends, in the same thread only (the stack is per thread); a step that raises leaves it off
     for the rest of the run, and the capture's undo finds nothing to remove. The closure of a
     `step(closure)` (Lightning's forward and backward) is the user's code: tracked while it runs.
+    With a `live` watch, the steps it checks (1, 2, 4, 8, ...) run the silent rules on `so_far()`, the
+    run's record until then, before the tracker goes back on (live.py).
     """
 
     def __init__(self, log: OpLog, tracker: Optional[TorchFunctionMode] = None) -> None:
@@ -71,6 +76,9 @@ class _StepWatch:
         self._look = StepLook(log.sources)  # NB: what the user's frames hold at each step (stepwatch.py)
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
+        self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
+        self.live: Optional[LiveWatch] = None
+        self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         self._log.paused += 1
@@ -105,6 +113,10 @@ class _StepWatch:
                     self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
             if self.steps and self.steps[-1].optimizer() is optimizer:
                 self.steps[-1] = counted_after(self.steps[-1], _params(optimizer))  # NB: a closure's gradients
+            self.count += 1
+            if self.live is not None and self.live.wants(self.count):
+                # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
+                self.live.at_step(self.count, self.so_far)
         finally:
             self._log.paused = max(0, self._log.paused - 1)
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
@@ -133,7 +145,7 @@ class _ZeroGradWatch:
     the run and put back after it calls torch's own, and puts it back in its place at its first call.
     """
 
-    def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: TorchFunctionMode,
+    def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: Optional[TorchFunctionMode],
                  steps: _StepWatch) -> None:
         self._owner, self._original = owner, owner.__dict__["zero_grad"]
         watch_params, touched, original = params, steps.clearings.by_zero_grad, self._original
@@ -144,7 +156,7 @@ class _ZeroGradWatch:
                 if owner.__dict__.get("zero_grad") is zero_grad:
                     owner.zero_grad = original
                 return original(obj, *args, **kwargs)
-            popped = pop_function_mode(tracker)
+            popped = tracker is not None and pop_function_mode(tracker)
             try:
                 return original(obj, *args, **kwargs)
             finally:
@@ -169,8 +181,10 @@ class Capture:
 
     def __init__(self, options: CaptureOptions = CaptureOptions(), *, filename: Optional[str] = None,
                  source: Optional[str] = None, namespace: Optional[Mapping[str, Any]] = None,
-                 hidden_frames: FrozenSet[FrameType] = frozenset(), sources: Optional[Sources] = None) -> None:
+                 hidden_frames: FrozenSet[FrameType] = frozenset(), sources: Optional[Sources] = None,
+                 live: Optional[LiveWatch] = None) -> None:
         self.options = options
+        self.live = live  # NB: None (a plain `capture()`): the silent cards come after the block only
         self._hidden_frames = hidden_frames  # NB: the caller's plumbing, left out of anomaly traces
         self._filename = filename
         self._source = source
@@ -218,8 +232,11 @@ class Capture:
             undo.append(trace.uninstall)
             trace.install()
         if opts.track:
-            tracker = OpTracker(self._log)
+            # NB: fast mode (--fast, always-on) patches only the in-place entry points (lighttrack.py): a
+            # TorchFunctionMode costs 1.1x by itself. Full mode keeps the mode, which sees every op.
+            tracker = OpTracker(self._log) if opts.anomaly else None
             self._steps = steps = _StepWatch(self._log, tracker)
+            steps.live, steps.so_far = self.live, self._record_so_far
             undo.append(functools.partial(_unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
@@ -227,8 +244,13 @@ class Capture:
                 cleared = _ZeroGradWatch(owner, params, self._log, tracker, steps)
                 undo.append(cleared.uninstall)
                 cleared.install()
-            undo.append(functools.partial(pop_function_mode, tracker))
-            push_function_mode(tracker)
+            if tracker is None:
+                light = LightTracker(self._log)
+                undo.append(light.uninstall)
+                light.install()
+            else:
+                undo.append(functools.partial(pop_function_mode, tracker))
+                push_function_mode(tracker)
 
     def close(self) -> None:
         """Take every hook off, newest first. Safe to call again: an undo leaves the list only once it
@@ -256,6 +278,12 @@ class Capture:
             from .engine import diagnose_and_remember
             self.diagnoses = diagnose_and_remember(self.record, self._namespace)
         return False
+
+    def _record_so_far(self) -> RunRecord:
+        """The record of the run until now (no exception): what a live check reads."""
+        record = self._make_record(None)
+        record.steps = list(record.steps)  # NB: a copy: the step watch goes on appending to its own
+        return record
 
     def _make_record(self, exc: Optional[BaseException]) -> RunRecord:
         log = self._log

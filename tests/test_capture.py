@@ -196,7 +196,8 @@ def test_inference_tensors_changed_in_place_run_as_without_the_magic(shell):
     assert shell.user_ns["total"] == 7.0
 
 
-# -- the tracker is off torch's mode stack while an optimizer steps, and back on after --
+# -- the tracker is off torch's mode stack while an optimizer steps, and back on after (full mode: fast mode has
+# no mode; its wrappers hold off while `log.paused`, tests/test_lighttrack.py) --
 
 def _probe(model, fail=False):
     """An SGD whose own step pre-hook (run after the global ones) notes how many function modes are on,
@@ -216,7 +217,7 @@ def _probe(model, fail=False):
 def test_the_tracker_is_off_while_a_step_runs_and_back_after():
     model = torch.nn.Linear(3, 1)
     opt = _probe(model)
-    with capture(CaptureOptions(anomaly=False)) as run:
+    with capture(CaptureOptions()) as run:
         for _ in range(2):
             opt.zero_grad()
             model(torch.ones(2, 3)).sum().backward()
@@ -237,7 +238,7 @@ def test_a_subclass_step_calling_super_puts_the_tracker_back_once_at_the_end():
 
     model = torch.nn.Linear(3, 1)
     opt = Outer(model.parameters(), lr=0.1)
-    with capture(CaptureOptions(anomaly=False)):
+    with capture(CaptureOptions()):
         model(torch.ones(2, 3)).sum().backward()
         opt.step()
         assert opt.after_inner == 0 and torch._C._len_torch_function_stack() == 1
@@ -246,7 +247,7 @@ def test_a_subclass_step_calling_super_puts_the_tracker_back_once_at_the_end():
 def test_a_step_that_raises_and_is_caught_leaves_nothing_on():
     model = torch.nn.Linear(3, 1)
     opt = _probe(model, fail=True)
-    with capture(CaptureOptions(anomaly=False)) as run:
+    with capture(CaptureOptions()) as run:
         model(torch.ones(2, 3)).sum().backward()
         with pytest.raises(RuntimeError, match="step failed"):
             opt.step()
@@ -267,7 +268,7 @@ def test_a_step_in_another_thread_puts_no_tracker_on_that_thread():
         opt.step()
         seen["modes_after"] = torch._C._len_torch_function_stack()
 
-    with capture(CaptureOptions(anomaly=False)):
+    with capture(CaptureOptions()):
         worker = threading.Thread(target=other)
         worker.start()
         worker.join()
@@ -332,7 +333,7 @@ def test_the_tracker_is_off_while_zero_grad_runs_and_back_after():
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     real = torch.optim.Optimizer.zero_grad
-    with capture(CaptureOptions(anomaly=False)) as run:
+    with capture(CaptureOptions()) as run:
         wrapped = torch.optim.Optimizer.zero_grad
         model(torch.ones(2, 3)).sum().backward()
         opt.zero_grad(set_to_none=False)  # NB: zero_() on each .grad: not recorded as the user's op

@@ -1,0 +1,178 @@
+"""The light op tracker of fast mode (`%%gradcheck --fast`, always-on): only torch's in-place entry points,
+patched while a capture runs; no TorchFunctionMode.
+
+Part of the capture room (capture.py installs it; every undo idempotent). A TorchFunctionMode sees every
+torch call and costs 1.11-1.15x on a small training loop by itself; a healthy loop makes almost no in-place
+call of its own, so patching only those costs nothing measurable (bench/). What is patched, for the run:
+
+- the public in-place methods of `torch.Tensor` (names ending in `_`) and its in-place dunders
+  (`__iadd__` ... `__setitem__`); `x += y` is recorded as `add_`, as torch's mode reports it;
+- the public `torch.*_` functions, and the in-place kernels `torch.nn.functional` reaches for `inplace=True`
+  (`torch._C._nn.leaky_relu_`, `torch._VF.dropout_` ...): only called when an op does write in place, so an
+  `F.relu(x)` without `inplace=True` pays nothing.
+
+`out=` is not tracked in fast mode (any torch function takes it: only a mode sees them all; full mode does).
+Warnings torch raises inside a patched call are located at the user's line by warnwatch only for the mode's
+frames; in-place ops rarely warn.
+
+Which calls are recorded (the mode saw only the calls user code made, not those inside torch functions):
+a call whose caller is torch's own code is not recorded -- `nn.init.uniform_` at model construction, a
+BatchNorm's counter, torch's Python helpers -- except the `inplace=True` kernels called from
+`torch.nn.functional`, recorded under the functional's name with how="inplace=True" and the modules whose
+`forward()` ran them (what the mode recorded for `F.relu(x, inplace=True)`). Calls made while `log.paused`
+(optimizer steps, set by the step watch), in another thread than the capture's, or while dynamo traces
+(`torch.compiler.is_compiling()`, checked first, so that a compiled region traces torch's own function and
+no guard on our state) are passed on unrecorded. A call that raises is recorded in `log.failed` and re-raised
+as it is; its wrapper frame is hidden from the user's traceback (`WRAPPER_CODE`, in capture.HIDDEN_CODE).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Callable, Iterator, List, Tuple
+
+import torch
+import torch.nn.functional
+
+from .record import OpEvent
+from .tracker import InPlaceEvent, OpLog, producer_before, snapshot
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_FUNCTIONAL_FILE = torch.nn.functional.__file__
+_MISSING = object()
+# NB: the names torch's mode reports for these dunders (the others keep their dunder name there too)
+_DUNDER_NAMES = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+                 "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
+                 "__ipow__": "pow_", "__iand__": "__iand__", "__ior__": "__ior__", "__ixor__": "__ixor__",
+                 "__ilshift__": "__ilshift__", "__irshift__": "__irshift__", "__imatmul__": "__imatmul__",
+                 "__setitem__": "__setitem__"}
+_NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "pin_memory"})
+_is_compiling = torch.compiler.is_compiling
+
+
+def entry_points() -> Iterator[Tuple[Any, str, str]]:
+    """(owner, attribute, recorded name) of every in-place entry point patched while a capture runs."""
+    tensor = torch.Tensor
+    for name in dir(tensor):
+        if name in _DUNDER_NAMES:
+            yield tensor, name, _DUNDER_NAMES[name]
+        elif name[-1:] == "_" and name[:1] != "_" and name not in _NOT_WRITES:
+            yield tensor, name, name
+    for name in dir(torch):
+        if name[-1:] == "_" and name[:1] != "_" and callable(getattr(torch, name, None)):
+            yield torch, name, name
+    # NB: torch._VF is a module object that forwards to torch._C._VariableFunctions: its names are there
+    for owner, names in ((torch._C._nn, dir(torch._C._nn)), (torch._VF, dir(torch._C._VariableFunctions))):
+        for name in names:
+            if name[-1:] == "_" and name[:1] != "_" and callable(getattr(owner, name, None)):
+                yield owner, name, name
+
+
+_ENTRY_POINTS: List[Tuple[Any, str, str]] = []  # NB: listed once, at the first capture (dir() of torch is slow)
+
+
+class LightTracker:
+    """The patches of one capture: `install` puts them on, `uninstall` (idempotent) takes off each one that is
+    still ours, and puts back what was there -- nothing where the attribute was inherited (torch.Tensor's
+    methods live on TensorBase). A patch is noted before it goes on, so an interrupt between the two leaves
+    nothing the undo does not know of."""
+
+    def __init__(self, log: OpLog) -> None:
+        self._log = log
+        self._thread = threading.get_ident()
+        self._applied: List[Tuple[Any, str, Any, Callable[..., Any]]] = []  # (owner, name, before, wrapper)
+        self.closed = False
+
+    def install(self) -> None:
+        if not _ENTRY_POINTS:
+            _ENTRY_POINTS.extend(entry_points())
+        for owner, name, recorded in _ENTRY_POINTS:
+            before = vars(owner).get(name, _MISSING)
+            original = getattr(owner, name)
+            wrapper = self._wrap(original, recorded, owner is not torch.Tensor)
+            self._applied.append((owner, name, before, wrapper))
+            setattr(owner, name, wrapper)
+
+    def uninstall(self) -> None:
+        self.closed = True
+        while self._applied:
+            owner, name, before, wrapper = self._applied[-1]
+            if vars(owner).get(name, _MISSING) is wrapper:  # NB: the user's own patch since stays theirs
+                if before is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, before)
+            self._applied.pop()
+
+    def _wrap(self, original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
+        log, thread, record = self._log, self._thread, self._record
+
+        def inplace(*args: Any, **kwargs: Any) -> Any:
+            # NB: is_compiling first: dynamo traces this frame to the bare call, guarding on nothing of ours
+            if _is_compiling() or log.paused or threading.get_ident() != thread:
+                return original(*args, **kwargs)
+            caller = sys._getframe(1).f_code
+            if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
+                return original(*args, **kwargs)
+            try:
+                result = original(*args, **kwargs)
+            except Exception:
+                record(name, caller, args, kwargs, failed=True)
+                raise
+            record(name, caller, args, kwargs, failed=False)
+            return result
+
+        inplace.__name__ = inplace.__qualname__ = getattr(original, "__name__", name)
+        inplace.__doc__ = getattr(original, "__doc__", None)
+        inplace.__wrapped__ = original  # type: ignore[attr-defined]
+        return inplace
+
+    def _record(self, name: str, caller: Any, args: tuple, kwargs: dict, failed: bool) -> None:
+        """One event in the log; never raises (watching never changes what the user's code does or raises)."""
+        if self.closed:
+            return
+        log = self._log
+        try:
+            if failed:
+                shots = tuple(snapshot(t) for value in (*args, *kwargs.values()) for t in _tensors_in(value))
+                lineno, frames = log.user_site()
+                log.add(log.failed, OpEvent(name, lineno, shots[:16], "raised", frames=frames))
+                return
+            functional = caller.co_filename == _FUNCTIONAL_FILE
+            how = "inplace=True" if functional else "setitem" if name == "__setitem__" else "method"
+            shots, producers = (), ()
+            for i, t in enumerate(_tensors_in(args[0]) if args else ()):
+                log.touched.add(id(t))
+                if i < 4:  # NB: a foreach op may touch hundreds of tensors; four describe it
+                    shots += (snapshot(t),)
+                    producers += (producer_before(t),)
+            lineno, frames = log.user_site()
+            modules = log.modules_on_stack() if functional else ()
+            log.add(log.inplace, InPlaceEvent(caller.co_name if functional else name, lineno, shots, how,
+                                              frames=frames, producers=producers, modules=modules))
+        except Exception:  # NB: e.g. a tensor subclass whose metadata raises
+            log.dropped += 1
+
+
+def _tensors_in(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, torch.Tensor):
+                yield item
+
+
+# NB: every wrapper runs this code object: a plain cell's traceback has no such frame (cellrun drops it)
+WRAPPER_CODE = LightTracker(OpLog(None))._wrap(len, "len", False).__code__
+
+
+def leftovers() -> List[str]:
+    """The entry points that still hold a wrapper of ours (for the reliability tests: none after a run)."""
+    found = []
+    for owner in (torch.Tensor, torch, torch._C._nn, torch._VF):
+        for name, value in list(vars(owner).items()):
+            if getattr(value, "__code__", None) is WRAPPER_CODE:
+                found.append(f"{getattr(owner, '__name__', type(owner).__name__)}.{name}")
+    return found

@@ -55,7 +55,9 @@ def unload_ipython_extension(shell: Any) -> None:
     """`%unload_ext grad_magic`: remove every magic and setting the extension registered."""
     global _MAGIC_CLASSES, _CONFIGURABLE, _UNDO_FORMATTERS
     from .cellrun import awaited_magic_call
+    from .magics import forget_watch
 
+    forget_watch(shell)  # NB: first: `%gradcheck on` leaves hooks on every cell until it is off
     while awaited_magic_call in shell.input_transformers_post:
         shell.input_transformers_post.remove(awaited_magic_call)
     if _UNDO_FORMATTERS is not None:

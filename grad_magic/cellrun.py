@@ -17,8 +17,11 @@ from types import CodeType, TracebackType
 from typing import Any, List, Optional, Tuple
 
 from .capture import HIDDEN_CODE, Capture, CaptureOptions
-from .engine import diagnose_and_remember
+from .model import Diagnosis
+from . import state
+from .engine import diagnose, diagnose_and_remember
 from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
+from .live import LiveWatch, after_live
 from .sources import Sources
 from .stacks import plumbing_frames, traceback_without_dispatch
 
@@ -81,7 +84,8 @@ def _capture_for(shell: Any, line: str, body: str, options: CaptureOptions,
     number = _cell_number(shell)
     filename = shell.compile.cache(source, number)
     return Capture(options, filename=filename, source=source, hidden_frames=plumbing_frames(runner),
-                   sources=Sources(shell, (filename, number, source))), filename, above
+                   sources=Sources(shell, (filename, number, source)),
+                   live=None if options.quiet else LiveWatch(shell.user_ns)), filename, above
 
 
 def body_awaits(shell: Any, body: str) -> bool:
@@ -242,7 +246,9 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
             return  # NB: a %%gradcheck nested in this one has already shown this error's card
         diagnoses = diagnose_and_remember(run.record, shell.user_ns)
         run.record = None  # NB: drop the record (and its references) as soon as it is diagnosed
-        cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]
+        # NB: a kind shown live is not shown again: a line says how long the cell ran after it
+        diagnoses, notes = after_live(diagnoses, run.live)
+        cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)] + notes
         if exc is not None and cards and in_terminal(shell):
             _show_after_the_traceback(shell, cards)
         else:
@@ -253,13 +259,32 @@ def _report(shell: Any, run: Capture, options: CaptureOptions) -> None:
         pass
 
 
+def report_watched(shell: Any, run: Capture, options: CaptureOptions) -> int:
+    """The cards of a cell the always-on watch ran (alwayson.py), shown from IPython's `post_run_cell`: below
+    the cell's output and traceback, in a notebook as in a terminal. Remembered for `%gradfix` only when there
+    are cards, so that a later healthy cell does not take away the fix. The number of cards shown; never raises."""
+    try:
+        record, run.record = run.record, None
+        if record is None or _is_own_syntax_error(record):
+            return 0
+        diagnoses = diagnose(record, shell.user_ns)
+        if not diagnoses:
+            return 0
+        state.remember(diagnoses)
+        cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]
+        _show(cards)
+        return len(cards)
+    except Exception:
+        return 0
+
+
 def _show(diagnoses: List[Any]) -> None:
     from IPython.display import display
 
     from .render import Card
 
     for d in diagnoses:
-        display(Card(d))
+        display(Card(d) if isinstance(d, Diagnosis) else d)  # NB: else a live card's note (live.LiveNote)
 
 
 def _show_after_the_traceback(shell: Any, diagnoses: List[Any]) -> None:

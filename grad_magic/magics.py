@@ -1,18 +1,19 @@
 """The IPython magics: option parsing and wiring only. The work lives in importable modules."""
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from traitlets import Unicode, observe
+from traitlets import Bool, Unicode, observe
 from traitlets.config import Configurable
 
 from . import catalog, state
+from .alwayson import AlwaysOn
 from .capture import CaptureOptions
-from .cellrun import body_awaits, in_terminal, run_cell_checked, run_cell_checked_async
+from .cellrun import body_awaits, in_terminal, report_watched, run_cell_checked, run_cell_checked_async
 from .render.common import fixed_cells, place_label
 
 
@@ -21,15 +22,43 @@ class GradMagic(Configurable):
 
     language = Unicode("", help="Language of the cards: 'en' or 'zh'; empty: $GRAD_MAGIC_LANG, "
                                 "else the locale.").tag(config=True)
+    always_on = Bool(False, help="Watch every cell as `%gradcheck on` does, from the moment the extension "
+                                 "loads (`c.GradMagic.always_on = True` in ipython_config.py).").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if self.language:  # NB: a value from the config file arrives before observers are armed
             state.set_language(self.language)
+        if self.always_on and self.parent is not None:
+            watch_of(self.parent).start()
 
     @observe("language")
     def _language_changed(self, change: Any) -> None:
         state.set_language(change["new"] or None)
+
+    @observe("always_on")
+    def _always_on_changed(self, change: Any) -> None:
+        watch = watch_of(self.parent) if self.parent is not None else None
+        if watch is not None:
+            watch.start() if change["new"] else watch.stop()
+
+
+_WATCHES: "dict[int, AlwaysOn]" = {}  # id(shell) -> its always-on watch
+
+
+def watch_of(shell: Any) -> AlwaysOn:
+    """The shell's always-on watch (made on first use; off until started)."""
+    watch = _WATCHES.get(id(shell))
+    if watch is None or watch.shell is not shell:
+        watch = _WATCHES[id(shell)] = AlwaysOn(shell, report_watched)
+    return watch
+
+
+def forget_watch(shell: Any) -> None:
+    """`%unload_ext`: the watch off and forgotten."""
+    watch = _WATCHES.pop(id(shell), None)
+    if watch is not None:
+        watch.stop()
 
 
 @magics_class
@@ -41,16 +70,22 @@ class GradMagics(Magics):
               help="anomaly detection without its NaN check in backward")
     @argument("--quiet", action="store_true", help="show cards for errors only, not for warnings")
     @argument("-h", "--help", action="store_true", help="show this help and run nothing")
-    @cell_magic
-    def gradcheck(self, line: str, cell: str) -> Any:
+    @line_cell_magic
+    def gradcheck(self, line: str, cell: Optional[str] = None) -> Any:
         """Run the cell as usual, under torch anomaly detection and grad_magic's tracking hooks.
 
         When the cell fails -- or silently goes wrong, like gradients never zeroed -- a card explains
         what happened, why and where, and proposes a fixed cell (%gradfix puts it in the next input).
         The cell's namespace, line numbers, result and errors are those of a plain cell. In a notebook the
         card comes above the error; in terminal IPython, after the traceback, so that it stays in view.
+
+        As a line magic: `%gradcheck on` watches every following cell (at --fast cost; a cell marked
+        %%gradcheck still runs in full mode), `%gradcheck on --quiet` without warning cards, `%gradcheck off`
+        stops, `%gradcheck` says whether it is on.
         """
         __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
+        if cell is None:
+            return self._always_on(line)
         args = _parse(self.gradcheck, line)
         if args.help:
             print(_usage(self.gradcheck, full=True))
@@ -62,6 +97,23 @@ class GradMagics(Magics):
             # IPython awaits what this returns, in its own loop
             return run_cell_checked_async(self.shell, line, cell, options)
         return run_cell_checked(self.shell, line, cell, options)
+
+    def _always_on(self, line: str) -> None:
+        words = line.split()
+        watch = watch_of(self.shell)
+        if words in (["on"], ["on", "--quiet"]):
+            watch.start(quiet=len(words) == 2)
+            print(catalog.message("always.on_quiet" if len(words) == 2 else "always.on"))
+        elif words == ["off"]:
+            status = watch.status()
+            watch.stop()
+            print(catalog.message("always.off", cells=status.cells, cards=status.cards))
+        elif not words:
+            status = watch.status()
+            print(catalog.message("always.status_on" if status.on else "always.status_off",
+                                  cells=status.cells, cards=status.cards))
+        else:
+            raise UsageError(catalog.message("always.usage", line=line.strip()))
 
     @line_magic
     def gradfix(self, line: str) -> None:

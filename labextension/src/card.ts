@@ -479,11 +479,41 @@ function footer(card: HTMLElement, d: IDiagnosis): void {
   }
 }
 
+/** Whether a card is live: the kernel displayed it while its cell was still running (issue 20). */
+export function isLive(d: IDiagnosis): boolean {
+  return typeof d.live === 'object' && d.live !== null;
+}
+
+/** What the HTML card says instead of a button: interrupt the kernel (I, I / Ctrl-C). */
+export function interruptHint(d: IDiagnosis): HTMLElement {
+  const hint = el('p', 'gm-interrupt');
+  const fallback = 'To stop the cell now, interrupt it: I, I (or the stop button) in a notebook, Ctrl-C in a terminal.';
+  hint.appendChild(el('strong', '', label(d, 'interrupt', fallback)));
+  return hint;
+}
+
+/** A live card's note, as the HTML card's `gm-live-note`: the step's finding, its cost, then how to stop. */
+function liveNote(d: IDiagnosis, stop: HTMLElement | null): HTMLElement {
+  const live = d.live!;
+  const note = el('div', 'gm-live-note');
+  note.setAttribute('data-live-step', String(live.step));
+  note.appendChild(el('strong', '', `${label(d, 'live', 'Found while the cell runs')}:`));
+  for (const text of [live.found, live.cost]) {
+    if (text) {
+      note.appendChild(document.createTextNode(' '));
+      appendProse(note, text);
+    }
+  }
+  note.appendChild(stop ?? interruptHint(d));
+  return note;
+}
+
 /**
- * The whole card. Error cards are red, warning cards amber, the generic card grey. `live`: a live card's
- * Stop row (stop.ts), put right under the summary where it is seen first.
+ * The whole card. Error cards are red, warning cards amber, the generic card grey. `stop`: a live armed
+ * card's Stop the cell (stop.ts), in the live note right under the summary where it is seen first; an
+ * unarmed live card says to interrupt instead.
  */
-export function buildCard(d: IDiagnosis, context: ICardContext, live: HTMLElement | null = null): HTMLElement {
+export function buildCard(d: IDiagnosis, context: ICardContext, stop: HTMLElement | null = null): HTMLElement {
   const severity = d.severity === 'warning' ? 'warning' : 'error';
   const card = el('div', `gm-card gm-${severity}${d.kind === 'generic' ? ' gm-generic' : ''}`);
   card.setAttribute('data-kind', d.kind);
@@ -491,8 +521,8 @@ export function buildCard(d: IDiagnosis, context: ICardContext, live: HTMLElemen
   card.appendChild(header(d));
   card.appendChild(appendProse(el('h3'), d.title));
   card.appendChild(appendProse(el('p', 'gm-summary'), d.summary));
-  if (live !== null) {
-    card.appendChild(live);
+  if (isLive(d)) {
+    card.appendChild(liveNote(d, stop));
   }
   card.appendChild(explanation(d));
   for (const part of excerpts(d)) {

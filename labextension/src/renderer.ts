@@ -4,9 +4,9 @@ import { Widget } from '@lumino/widgets';
 
 import type { Message } from '@lumino/messaging';
 
-import { buildCard } from './card';
+import { buildCard, isLive } from './card';
 import { copyText } from './clipboard';
-import { isLive, StopControl } from './stop';
+import { StopControl } from './stop';
 import { CellHostFinder, IDiagnosis, MIME_TYPE, RANK } from './types';
 
 export const RENDERER_CLASS = 'jp-RenderedGradMagic';

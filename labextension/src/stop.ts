@@ -3,30 +3,30 @@
  * this button interrupts the kernel, as the toolbar's stop button does. It never runs code.
  *
  * NB: shown only while the cell that displayed the card is running (`ICellHost.running`: its [*] prompt,
- * on a live kernel), and only on an armed card (the renderer makes none otherwise). When the cell ends
- * the button is hidden (a card's cell never runs again with that output: a new run clears it); a card
- * saved in a notebook, or shown outside a notebook cell, never shows it. A status line says what the
- * click did, and stays after the button goes.
+ * on a kernel that is up), and only on an armed card (the renderer makes none otherwise). When the cell
+ * ends the button is hidden (a card's cell never runs again with that output: a new run clears it). A
+ * status line says what the click did, and stays after the button goes. Outside a notebook cell (no host:
+ * a console, an output view) the card says to interrupt instead, as the HTML card does.
  */
-import { label } from './card';
+import { interruptHint, label } from './card';
 import { ICellHost, IDiagnosis } from './types';
 
-/** Whether a card is live: the kernel displayed it while its cell was still running. */
-export function isLive(d: IDiagnosis): boolean {
-  return typeof d.live === 'object' && d.live !== null;
-}
-
 export class StopControl {
-  /** The row the card shows: hidden while there is neither a button to show nor a status to say. */
+  /** What the live note shows: the button's row, or the hint to interrupt by hand. */
   readonly node: HTMLDivElement;
+  private readonly _row: HTMLDivElement;
   private readonly _button: HTMLButtonElement;
   private readonly _status: HTMLSpanElement;
+  private readonly _hint: HTMLElement;
   private _host: ICellHost | null = null;
+  private _followed = false;
   private _unwatch: (() => void) | null = null;
 
   constructor(private readonly _d: IDiagnosis) {
     this.node = document.createElement('div');
-    this.node.className = 'gm-actions gm-live';
+    this.node.className = 'gm-stop-box';
+    this._row = document.createElement('div');
+    this._row.className = 'gm-actions gm-live';
     this._button = document.createElement('button');
     this._button.type = 'button';
     this._button.className = 'gm-button gm-stop';
@@ -40,7 +40,9 @@ export class StopControl {
     this._status.className = 'gm-status';
     this._status.setAttribute('role', 'status');
     this._status.setAttribute('aria-live', 'polite');
-    this.node.append(this._button, this._status);
+    this._row.append(this._button, this._status);
+    this._hint = interruptHint(_d);
+    this.node.append(this._row, this._hint);
     this._update();
   }
 
@@ -48,6 +50,7 @@ export class StopControl {
   follow(host: ICellHost | null): void {
     this.unfollow();
     this._host = host;
+    this._followed = true;
     this._unwatch = host ? host.watchRunning(() => this._update()) : null;
     this._update();
   }
@@ -57,11 +60,13 @@ export class StopControl {
     this._unwatch?.();
     this._unwatch = null;
     this._host = null;
+    this._followed = false;
   }
 
   private _update(): void {
     this._button.hidden = !(this._host !== null && this._host.running());
-    this.node.hidden = this._button.hidden && !this._status.textContent;
+    this._row.hidden = this._button.hidden && !this._status.textContent;
+    this._hint.hidden = !(this._followed && this._host === null);
   }
 
   private _stop(): void {
@@ -79,6 +84,6 @@ export class StopControl {
 
   private _say(key: string, fallback: string): void {
     this._status.textContent = label(this._d, key, fallback);
-    this.node.hidden = false;
+    this._row.hidden = false;
   }
 }

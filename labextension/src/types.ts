@@ -96,7 +96,14 @@ export interface IDiagnosis {
   versions: { [name: string]: string };
   notes: string[];
   labels: { [key: string]: string };
-  live?: { step: number } | null; // issue 20: displayed while the cell still runs, at this optimizer step
+  live?: ILive | null; // issue 20: null (or absent) for a card shown when its cell ended
+}
+
+/** Issue 20: a card displayed while its cell still ran, at the optimizer step that found it. */
+export interface ILive {
+  step: number;
+  found?: string; // what that step found, with `code` in backticks
+  cost?: string; // what it costs left running
 }
 
 /**

@@ -164,7 +164,9 @@ export const LIVE_LABELS: { [key: string]: string } = {
   ...LABELS,
   stop: 'Stop the cell',
   stop_sent: 'Interrupt sent.',
-  stop_failed: "The interrupt did not reach the kernel: use the toolbar's stop button."
+  stop_failed: "The interrupt did not reach the kernel: use the toolbar's stop button.",
+  live: 'Found while the cell runs',
+  interrupt: 'To stop the cell now, interrupt it: I, I (or the stop button) in a notebook, Ctrl-C in a terminal.'
 };
 
 export function sampleLive(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
@@ -173,7 +175,11 @@ export function sampleLive(overrides: Partial<IDiagnosis> = {}): IDiagnosis {
     severity: 'warning',
     title: 'step 2: `optimizer` stepped with the gradients of step 1 still in `.grad`',
     error: null,
-    live: { step: 2 },
+    live: {
+      step: 2,
+      found: 'Step 2: `optimizer` stepped with the gradients of step 1 still in `.grad`.',
+      cost: 'Left running, each step adds the gradients of every step before it.'
+    },
     labels: { ...LIVE_LABELS },
     ...overrides
   });

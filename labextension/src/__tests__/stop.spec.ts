@@ -2,8 +2,8 @@
  * A live card's Stop the cell (issue 20), against a host that records what it is asked: the button shows
  * only while the card's cell runs, a click interrupts (and nothing else), then says so and disables itself.
  */
-import { buildCard } from '../card';
-import { isLive, StopControl } from '../stop';
+import { buildCard, isLive } from '../card';
+import { StopControl } from '../stop';
 import { ICellHost } from '../types';
 import { LIVE_LABELS, sample, sampleLive, settle } from './sample';
 
@@ -63,13 +63,20 @@ describe('Stop the cell', () => {
     expect(isLive(sample({ live: null }))).toBe(false);
   });
 
-  it('shows under the summary while the cell runs, labelled from the card', () => {
+  it('shows in the live note under the summary while the cell runs, labelled from the card', () => {
     const { host } = runningHost();
     const { card, button } = liveCard(host);
     expect(button.hidden).toBe(false);
     expect(button.disabled).toBe(false);
     expect(button.textContent).toBe('Stop the cell');
-    expect(card.querySelector('.gm-summary')!.nextElementSibling).toBe(card.querySelector('.gm-live'));
+    const note = card.querySelector('.gm-summary')!.nextElementSibling as HTMLElement;
+    expect(note.className).toBe('gm-live-note');
+    expect(note.getAttribute('data-live-step')).toBe('2');
+    expect(note.textContent).toContain('Found while the cell runs: Step 2: optimizer stepped with the gradients');
+    expect(note.textContent).toContain(sampleLive().live!.cost);
+    expect(note.querySelectorAll('code')).toHaveLength(2); // NB: `optimizer`, `.grad`: prose, not HTML
+    expect(note.contains(button)).toBe(true);
+    expect((card.querySelector('.gm-interrupt') as HTMLElement).hidden).toBe(true); // NB: the button says it
     const zh = sampleLive({ labels: { ...LIVE_LABELS, stop: '停止运行该单元格' } });
     expect(liveCard(runningHost().host, zh).button.textContent).toBe('停止运行该单元格');
   });
@@ -106,10 +113,22 @@ describe('Stop the cell', () => {
     expect((card.querySelector('.gm-live') as HTMLElement).hidden).toBe(true);
   });
 
-  it('is not shown outside a notebook cell, nor before the card is followed', () => {
-    expect(liveCard(null).button.hidden).toBe(true);
-    const built = new StopControl(sampleLive());
-    expect(built.node.hidden).toBe(true);
+  it('is not shown outside a notebook cell, where the card says to interrupt instead', () => {
+    const { card, button } = liveCard(null);
+    expect(button.hidden).toBe(true);
+    expect((card.querySelector('.gm-interrupt') as HTMLElement).hidden).toBe(false);
+    expect(card.querySelector('.gm-interrupt')!.textContent).toBe(LIVE_LABELS.interrupt);
+  });
+
+  it('an unarmed live card (a saved notebook) has no button and says to interrupt', () => {
+    const card = buildCard(sampleLive(), { host: () => null, copy: () => Promise.resolve(true), armed: false });
+    expect(card.querySelectorAll('button')).toHaveLength(0);
+    expect(card.querySelector('.gm-live-note .gm-interrupt')!.textContent).toBe(LIVE_LABELS.interrupt);
+  });
+
+  it('a card shown when its cell ended has no live note', () => {
+    const card = buildCard(sample(), { host: () => null, copy: () => Promise.resolve(true), armed: true });
+    expect(card.querySelector('.gm-live-note')).toBeNull();
   });
 
   it('says when the interrupt did not reach the kernel', async () => {

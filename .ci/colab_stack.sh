@@ -34,5 +34,6 @@ PY
 
 # NB: a time limit: a test that hangs fails here instead of using up CI's time.
 JUPYTER_PATH="$PWD/$VENV/share/jupyter" timeout 900 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-    tests/test_cell_semantics.py tests/test_capture.py tests/test_kernel.py tests/test_rules_and_render.py
+    tests/test_cell_semantics.py tests/test_capture.py tests/test_kernel.py tests/test_rules_and_render.py \
+    tests/test_always_on.py
 echo "colab stack: install $((installed - start)) s, tests $((SECONDS - installed)) s"

@@ -80,3 +80,22 @@ def test_a_culprit_in_an_earlier_cell_is_named_with_its_cell_and_fixed_there():
     assert fixed["target"] == {"execution_count": 2} and fixed["original"] == model
     again = execute(["%load_ext grad_magic", fixed["source"], train], allow_errors=True)
     assert not [o for c in again.cells for o in c.outputs if o.output_type == "error"]
+
+
+def test_always_on_watches_every_cell_in_a_kernel():
+    """`%gradcheck on` in a real kernel (ipykernel names cells by their text, not IPython's way): a failing cell
+    without the magic keeps its error and gets its card below it, naming the cell's own line; await and values
+    as in a plain cell; `%gradcheck off` stops."""
+    body = "import torch\na = torch.randn(2, 3, requires_grad=True)\nx = torch.tanh(a)\nx *= 2\nx.sum().backward()"
+    nb = execute(["%load_ext grad_magic", "%gradcheck on", body,
+                  "import asyncio\nawait asyncio.sleep(0, result=7)", "%gradcheck off", body], allow_errors=True)
+    outputs = nb.cells[2].outputs
+    errors = [o for o in outputs if o.output_type == "error"]
+    cards = [o for o in outputs if o.output_type == "display_data"]
+    assert [e.ename for e in errors] == ["RuntimeError"] and len(cards) == 1
+    assert outputs.index(errors[0]) < outputs.index(cards[0])  # NB: IPython shows the traceback first
+    text = cards[0].data["text/plain"]
+    assert "saved-tensor-modified-in-place" in text and "`x *= 2` on line 4" in text, text
+    assert not any("lighttrack" in line or "tracker.py" in line for line in errors[0].traceback)
+    assert [o.data["text/plain"] for o in nb.cells[3].outputs if o.output_type == "execute_result"] == ["7"]
+    assert not [o for o in nb.cells[5].outputs if o.output_type == "display_data"]

@@ -29,6 +29,7 @@ from torch.overrides import TorchFunctionMode
 
 from .live import LiveWatch
 from .model import Diagnosis
+from .graphprobe import probe
 from .record import CapturedWarning, RunRecord, StepEvent
 from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
@@ -297,7 +298,8 @@ class Capture:
             dropped_events=log.dropped if log else 0, versions=versions(),
             frames=self._sources.frames(exc.__traceback__) if exc is not None and self._sources else (),
             cell=self._sources.cell_number(self._filename or "") if self._sources else None,
-            sources=self._sources)
+            sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
+                                                self.options.anomaly, self.options.check_nan))
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:

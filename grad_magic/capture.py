@@ -282,11 +282,12 @@ class Capture:
 
     def _record_so_far(self) -> RunRecord:
         """The record of the run until now (no exception): what a live check reads."""
-        record = self._make_record(None)
+        record = self._make_record(None, probed=False)
         record.steps = list(record.steps)  # NB: a copy: the step watch goes on appending to its own
         return record
 
-    def _make_record(self, exc: Optional[BaseException]) -> RunRecord:
+    def _make_record(self, exc: Optional[BaseException], probed: bool = True) -> RunRecord:
+        """`probed`: with graphprobe's facts (a live check's record goes without: no silent rule reads them)."""
         log = self._log
         lineno, frame_locals = _error_site(exc, self._filename)
         source = self._source if self._source is not None else _file_source(self._filename)
@@ -299,7 +300,7 @@ class Capture:
             frames=self._sources.frames(exc.__traceback__) if exc is not None and self._sources else (),
             cell=self._sources.cell_number(self._filename or "") if self._sources else None,
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
-                                                self.options.anomaly, self.options.check_nan))
+                                                self.options.anomaly, self.options.check_nan) if probed else None)
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:

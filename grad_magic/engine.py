@@ -6,7 +6,7 @@ still shown by whoever called us.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List, Mapping, Optional
+from typing import AbstractSet, Any, List, Mapping, Optional
 
 from . import state
 from .bounds import bounded
@@ -39,6 +39,18 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
     if notes and found:
         found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
     return bounded(agreeing([guarded(d) for d in found]))  # NB: bounded last: the guard reads whole cells
+
+
+def diagnose_silent(record: RunRecord, namespace: Mapping[str, Any], kinds: AbstractSet[str],
+                    language: str = "") -> List[Diagnosis]:
+    """The warning rules of `kinds` only, on the record of a run still under way (live.py: no exception yet,
+    the steps so far). Never raises; remembers nothing (`%gradfix` keeps the last finished cell's cards)."""
+    try:
+        ctx = RuleContext(record, namespace, language)
+        found = [d for d in (_apply(r, ctx, []) for r in rules_of(WARNING) if r.slug in kinds) if d is not None]
+        return bounded(agreeing([guarded(d) for d in found]))
+    except Exception:  # NB: a bug here must never reach the user's training loop
+        return []
 
 
 def diagnose_and_remember(record: RunRecord, namespace: Mapping[str, Any]) -> List[Diagnosis]:

@@ -86,6 +86,17 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class LiveInfo:
+    """A card shown while its cell still ran (grad_magic/live.py): the optimizer step that found it, and what
+    it says about that moment, as strings."""
+
+    step: int  # the optimizer step (1-based, counted over the run) whose check found it
+    shown_at: float  # time.monotonic() when it was shown: the end of the cell says how long it ran after
+    found: str = ""  # "Step 2: `opt` stepped with the gradients of step 1 still in `.grad`."
+    cost: str = ""  # what it costs if the cell is left running
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """One explained problem. `kind` is a stable slug and part of the public API."""
 
@@ -109,6 +120,7 @@ class Diagnosis:
     extra: Tuple[Tuple[str, str], ...] = field(default=())
     cell: Optional[int] = None  # In [k] of the running cell, when known
     elsewhere: Tuple[CellSource, ...] = ()  # other cells' text, for the lines and fixes there
+    live: Optional[LiveInfo] = None  # shown while the cell ran; None for a card shown when it ended
 
     @property
     def is_error(self) -> bool:

@@ -15,7 +15,7 @@ from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
             "backward_across", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory",
-            "bounds", "always")
+            "bounds", "live", "always")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

@@ -13,7 +13,7 @@ from ..model import Diagnosis
 from .common import MAX_ERROR, FixedCell, clip, fixed_cells, notebook_cell
 
 MIME = "application/vnd.grad-magic.diagnosis+json"
-SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix may change earlier cells)
+SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix may change earlier cells); `live`
 LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "original_error",
           "versions", "notes", "insert", "replace", "copy", "copied", "inserted", "replaced",
           "copy_failed", "severity.error", "severity.warning", "gradfix_hint", "column.name", "column.shape",
@@ -21,7 +21,8 @@ LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "ori
           # NB: schema 2's buttons; `{place}` is left for the extension to fill (`In [3]`)
           "this_cell", "fixed_copy", "apply", "applied", "already_applied", "changed", "gone", "rerun",
           "rerunning", "rerun_done", "rerun_failed", "rerun_gone", "file_hint",
-          "unarmed")  # NB: said instead of the buttons by a card the frontend does not trust
+          "unarmed",  # NB: said instead of the buttons by a card the frontend does not trust
+          "live", "interrupt", "stop", "stop_sent", "stop_failed")  # NB: a live card's (issue 20)
 
 
 def _fix(d: Diagnosis) -> Dict[str, Any]:
@@ -58,5 +59,7 @@ def render(d: Diagnosis) -> Dict[str, Any]:
         "fix": None if d.fix is None else _fix(d),
         "versions": dict(d.versions),
         "notes": list(d.notes),
+        # NB: shown while the cell ran (the extension's Stop button keys on it); null for an end-of-cell card
+        "live": {"step": d.live.step, "found": d.live.found, "cost": d.live.cost} if d.live else None,
         "labels": {key: catalog.message("card." + key, d.language) for key in LABELS},
     }

@@ -32,6 +32,9 @@ def render(d: Diagnosis, color: bool = False) -> str:
     mark = "✖" if d.is_error else "⚠"
     out: List[str] = [c(d.severity, f"{mark} grad_magic · {say('card.severity.' + d.severity)} · {d.kind}"),
                       c("bold", d.title), f"  {d.summary}", ""]
+    if d.live is not None:  # NB: shown while the cell runs: what the step found, its cost, how to stop
+        out += [c("bold", f"{say('card.live')}: ") + d.live.found, f"  {d.live.cost}",
+                c("bold", f"  {say('card.interrupt')}"), ""]
     out += [f"{say('card.what')}: {clip(d.what)}", f"{say('card.why')}: {clip(d.why)}",
             f"{say('card.where')}: {clip(d.where)}"]
     shown = excerpts(d)

@@ -1,0 +1,148 @@
+"""Live cards: a silent bug's card shown while its cell still runs, from the optimizer's step hooks.
+
+The capture's step watch (capture.py `_StepWatch.after`) counts steps; at steps 1, 2, 4, 8, ... (doubling: a
+run of a million steps makes 21 checks, and no step does more than compare its count) the capture builds the
+record of the run so far and `LiveWatch.at_step` runs the silent rules on it (`engine.diagnose_silent`). A
+kind found is shown at once through the watch's `show` (IPython's display: the running cell's output in a
+notebook, printed above the running output in a terminal), at most once per kind and run. When the cell
+ends, `after_live` leaves the kinds shown live out of its cards and says how long the cell ran after each.
+
+Each kind is looked for from the first step its evidence is enough at (`FIRST_STEP`). A silent kind that no
+optimizer step shows cannot be live: a hand-written update (`w -= lr * w.grad`, no optimizer) and a model
+evaluated in train() mode (no step at all) are told when the cell ends.
+
+Runs inside the optimizer's post-hook while the step watch holds the op tracker off (its torch calls are not
+the user's) and its pause is on: never raises into the user's loop (a KeyboardInterrupt is the user's own and
+goes on), never leaves the tracker off (the step watch's `finally` puts it back).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from . import catalog
+from .model import Diagnosis, LiveInfo
+from .record import RunRecord
+
+# kind -> the first step whose check looks for it (a power of two: the checks run at 1, 2, 4, 8, ...)
+FIRST_STEP: Dict[str, int] = {
+    "train-eval-mode": 1,  # the layers' modes at the first step
+    "grads-not-zeroed": 2,  # the second step finds the first one's gradients still there
+    "graph-kept-alive": 2,  # a running total with a graph (a helper's: grown two steps in a row, stepwatch)
+    "optimizer-not-on-model": 2,
+    # NB: one step without a gradient may be a step before the first backward(); four in a row are a pattern
+    "frozen-by-no-grad": 4,
+}
+
+# NB: each rule's own precondition, read from the steps alone (plain fields: no rule runs, no name is looked up):
+# in a healthy loop no rule runs at a check but graph-kept-alive's, whose test of the cell's text is quick
+MAY_FIND: Dict[str, Callable[[List[Any]], bool]] = {
+    "train-eval-mode": lambda steps: any(h.eval_layers for s in steps for h in getattr(s, "models", ())),
+    "grads-not-zeroed": lambda steps: any(s.stale_params for s in steps),
+    "graph-kept-alive": lambda steps: True,
+    # NB: a step with no model of the user's frames stepped by it (one held but made again, or none held)
+    "optimizer-not-on-model": lambda steps: any(not any(h.stepped for h in getattr(s, "models", ())) for s in steps),
+    "frozen-by-no-grad": lambda steps: not any(s.params_with_grad for s in steps),
+}
+
+
+def is_check(count: int) -> bool:
+    """Whether step `count` (1-based) is one the live rules run at: 1, 2, 4, 8, ..."""
+    return count > 0 and count & (count - 1) == 0
+
+
+class LiveWatch:
+    """The live cards of one run: which kinds were shown, at which step. Made by whoever runs the cell (the
+    `%%gradcheck` runner, the always-on watch) and given to its `Capture(live=...)`."""
+
+    def __init__(self, namespace: Mapping[str, Any], show: Optional[Callable[[Diagnosis], None]] = None,
+                 language: str = "") -> None:
+        self.namespace = namespace  # NB: the user's, read as it is at the step (the cell writes to it as it runs)
+        self.language = language
+        self.shown: Dict[str, Diagnosis] = {}
+        self._show = show or show_card
+        self._busy = False
+
+    def wants(self, count: int) -> bool:
+        """Whether step `count` is checked: cheap, called at every step."""
+        return is_check(count) and not self._busy and len(self.shown) < len(FIRST_STEP)
+
+    def at_step(self, count: int, record: Callable[[], RunRecord]) -> None:
+        """Run the silent rules on the run so far (`record()`) and show each new kind. Never raises an Exception."""
+        kinds = {k for k, first in FIRST_STEP.items() if count >= first and k not in self.shown}
+        if not kinds or self._busy:
+            return
+        self._busy = True  # NB: a step made by something a rule or a display calls is not checked again
+        try:
+            so_far = record()
+            kinds = {k for k in kinds if MAY_FIND[k](so_far.steps)}
+            if not kinds:
+                return
+            from .engine import diagnose_silent  # NB: the rules load with the first check, not with the capture
+
+            for d in diagnose_silent(so_far, self.namespace, kinds, self.language):
+                if d.kind in kinds and d.kind not in self.shown:
+                    d = self.shown[d.kind] = as_live(d, count)
+                    self._show(d)
+        except Exception:  # NB: watching never changes what the user's loop does
+            pass
+        finally:
+            self._busy = False
+
+
+def as_live(d: Diagnosis, step: int) -> Diagnosis:
+    """`d` marked as shown at `step`, now: what the step found and what it costs, in the card's language."""
+    name = d.names[0] if d.names else "?"
+    found = catalog.message(f"live.found.{d.kind}", d.language, step=step, previous=step - 1, name=name)
+    cost = catalog.message(f"live.cost.{d.kind}", d.language)
+    return dataclasses.replace(d, live=LiveInfo(step, time.monotonic(), found, cost))
+
+
+def show_card(d: Diagnosis) -> None:
+    """IPython's display of the card, from inside the running cell."""
+    from IPython.display import display
+
+    from .render import Card
+
+    display(Card(d))
+
+
+class LiveNote:
+    """The end of a cell's line about the cards it showed live: text only (no user text in it)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Dict[str, str]:
+        return {"text/plain": self.text}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def after_live(diagnoses: List[Diagnosis], live: Optional[LiveWatch],
+               now: Optional[float] = None) -> Tuple[List[Diagnosis], List[LiveNote]]:
+    """The end of the cell's cards without the kinds shown live, and a note for each of those: how long the
+    cell ran after it."""
+    if live is None or not live.shown:
+        return diagnoses, []
+    now = time.monotonic() if now is None else now
+    notes = [LiveNote(catalog.message("live.after", d.language, kind=kind, step=d.live.step,
+                                      seconds=duration(now - d.live.shown_at)))
+             for kind, d in live.shown.items() if d.live is not None]
+    return [d for d in diagnoses if d.kind not in live.shown], notes
+
+
+def duration(seconds: float) -> str:
+    """`0.4 s`, `41 s`, `3 min 5 s`, `2 h 10 min`: units every language of the catalog reads."""
+    if seconds < 10:
+        return f"{max(seconds, 0):.1f} s"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"

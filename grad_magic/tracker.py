@@ -28,6 +28,7 @@ _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__",
 _ACCESSORS = frozenset({"__get__", "__set__"})  # a property read or written (`t.grad`, `p.grad = None`)
 MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
 MAX_MODULES = 8  # modules kept per in-place op, innermost first
+_is_compiling = torch.compiler.is_compiling
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,8 @@ class OpTracker(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
         # NB: the hot path (every torch call the user's code makes): nothing but the call for an op
         # that is not in place (its name does not end in "_") and has no keyword arguments.
+        if _is_compiling():  # NB: dynamo traces this frame: the bare call, no graph break (tests/test_compile.py)
+            return func(*args, **kwargs) if kwargs else func(*args)
         try:
             result = func(*args, **kwargs) if kwargs else func(*args)
         except Exception:

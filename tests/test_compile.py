@@ -1,0 +1,81 @@
+"""torch.compile inside a tracked run: the same results as without grad_magic, and no graph break or
+recompilation caused by the tracker (dynamo's own counters).
+
+NB: backend="eager": dynamo's tracing, guards and graph breaks are what the tracker can disturb, and they are
+the same whatever the backend; inductor's C++ compile would cost ~10 s a test on this machine.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
+
+from grad_magic.capture import CaptureOptions, capture
+
+
+def _compiled():
+    """A tiny MLP with the in-place ops the light tracker patches: F.relu(inplace=True) through nn.ReLU, a
+    Tensor method, a __setitem__, and `+=`."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(inplace=True), torch.nn.Linear(16, 4))
+
+    def step(x):
+        y = model(x)
+        y.add_(1)
+        y[0] = 0
+        y += 1
+        return (y * 2).relu_().sum()
+
+    return model, torch.compile(step, backend="eager")
+
+
+def _run(fn, x):
+    out = fn(x)
+    out.backward()
+    return out.item()
+
+
+@pytest.fixture
+def fresh_dynamo():
+    torch._dynamo.reset()
+    counters.clear()
+    yield
+    torch._dynamo.reset()
+    counters.clear()
+
+
+def _graphs() -> int:
+    return counters["stats"]["unique_graphs"]
+
+
+@pytest.mark.parametrize("anomaly", [False, True], ids=["fast", "full"])
+def test_a_compiled_function_gives_the_plain_result_without_graph_breaks(fresh_dynamo, anomaly):
+    x = torch.randn(4, 8)
+    model, plain_fn = _compiled()
+    expected = _run(plain_fn, x)
+    grads = [p.grad.clone() for p in model.parameters()]
+    torch._dynamo.reset()
+    counters.clear()
+    model, fn = _compiled()
+    with capture(CaptureOptions(anomaly=anomaly), namespace=None) as run:
+        value = _run(fn, x)
+    assert run.record.exception is None
+    assert value == expected and all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
+    assert dict(counters["graph_break"]) == {} and _graphs() == 1
+    if not anomaly:
+        # NB: fast mode patches only in-place entry points dynamo reads without a guard (Tensor methods, torch's
+        # own F.relu -> torch.relu_): a plain call afterwards reuses the graph compiled while tracked
+        _run(fn, x)
+        assert _graphs() == 1
+        assert {(e.name, e.how) for e in run.record.inplace_ops} >= {("relu", "inplace=True"), ("add_", "method")}
+
+
+def test_fast_mode_compiled_first_in_a_plain_run_is_not_recompiled_when_tracked(fresh_dynamo):
+    x = torch.randn(4, 8)
+    _, fn = _compiled()
+    _run(fn, x)
+    for _ in range(2):
+        with capture(CaptureOptions(anomaly=False), namespace=None):
+            _run(fn, x)
+    assert _graphs() == 1 and dict(counters["graph_break"]) == {}

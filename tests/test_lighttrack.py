@@ -1,0 +1,106 @@
+"""The light tracker of fast mode (lighttrack.py): what it records, what it leaves alone, and that every patch
+comes off."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from grad_magic import lighttrack
+from grad_magic.capture import Capture, CaptureOptions, capture
+
+FAST = CaptureOptions(anomaly=False)
+
+
+def _originals():
+    return {(id(owner), name): vars(owner).get(name) for owner, name, _ in lighttrack.entry_points()}
+
+
+def test_in_place_calls_of_the_users_code_are_recorded_as_the_mode_recorded_them():
+    with capture(FAST) as run:
+        x = torch.zeros(3)
+        x.add_(1)
+        x[0] = 5
+        x += 1
+        torch.relu_(x)
+        block = torch.nn.Sequential(torch.nn.ReLU(inplace=True))
+        block(x)
+    ops = run.record.inplace_ops
+    assert [(op.name, op.how) for op in ops] == [("add_", "method"), ("__setitem__", "setitem"),
+                                                 ("add_", "method"), ("relu_", "method"), ("relu", "inplace=True")]
+    assert [op.targets[0].version for op in ops] == [1, 2, 3, 4, 5]
+    assert [op.lineno - ops[0].lineno for op in ops] == [0, 1, 2, 3, 5]
+    assert [m() for m in ops[-1].modules] == [block[0], block]
+
+
+def test_torchs_own_in_place_calls_are_not_recorded():
+    """nn.init at construction, a BatchNorm's counter, an optimizer's step, zero_grad: not the user's ops."""
+    with capture(FAST) as run:
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(2):
+            opt.zero_grad(set_to_none=False)
+            model(torch.ones(2, 3)).sum().backward()
+            opt.step()
+            model[0].weight.data.mul_(1.0)  # NB: the user's own in-place op, right after a step
+    assert [op.name for op in run.record.inplace_ops] == ["mul_", "mul_"]
+    assert len(run.record.steps) == 2
+
+
+def test_another_threads_in_place_calls_are_not_recorded():
+    with capture(FAST) as run:
+        worker = threading.Thread(target=lambda: torch.zeros(2).add_(1))
+        worker.start()
+        worker.join()
+    assert run.record.inplace_ops == []
+
+
+def test_a_failing_in_place_call_is_recorded_and_raised_unchanged():
+    a, b = torch.zeros(3), torch.zeros(2)
+    with pytest.raises(RuntimeError, match="must match the size") as raised:
+        with capture(FAST) as run:
+            a.add_(b)
+    assert run.record.exception is raised.value
+    [op] = run.record.failed_ops
+    assert (op.name, op.how, [t.shape for t in op.targets]) == ("add_", "raised", [(3,), (2,)])
+
+
+def test_every_patch_comes_off_and_a_users_own_patch_stays():
+    before = _originals()
+    mine = lambda self, *a, **k: "mine"  # noqa: E731
+    with capture(FAST):
+        assert torch.Tensor.add_ is not torch._C.TensorBase.add_ and lighttrack.leftovers()
+        torch.Tensor.sub_ = mine  # NB: the user's patch, made during the run
+    try:
+        assert torch.Tensor.sub_ is mine
+        assert lighttrack.leftovers() == []
+        del torch.Tensor.sub_
+        assert _originals() == before and "add_" not in vars(torch.Tensor)
+    finally:
+        vars(torch.Tensor).get("sub_") is mine and delattr(torch.Tensor, "sub_")
+
+
+class _Interrupt(KeyboardInterrupt):
+    pass
+
+
+@pytest.mark.parametrize("at", [0, 1, 100, 257])
+def test_an_interrupt_during_install_leaves_nothing_patched(monkeypatch, at):
+    """Ctrl-C on the n-th patch (the sweep of tests/reliability reaches only the lines, not each patch)."""
+    before = _originals()
+    calls = {"n": 0}
+    real = setattr
+
+    def interrupting(owner, name, value):
+        calls["n"] += 1
+        if calls["n"] == at + 1:  # NB: once: the undo's own setattr calls go through
+            raise _Interrupt()
+        real(owner, name, value)
+
+    monkeypatch.setattr(lighttrack, "setattr", interrupting, raising=False)
+    with pytest.raises(_Interrupt):
+        with Capture(FAST, filename="<test>", source=""):
+            pass
+    monkeypatch.undo()
+    assert lighttrack.leftovers() == [] and _originals() == before

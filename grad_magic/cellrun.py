@@ -267,7 +267,8 @@ def report_watched(shell: Any, run: Capture, options: CaptureOptions) -> int:
         record, run.record = run.record, None
         if record is None or _is_own_syntax_error(record):
             return 0
-        diagnoses = diagnose(record, shell.user_ns)
+        # NB: no generic card: a watched cell's NameError or typo is the user's to read, not a PyTorch matter
+        diagnoses = [d for d in diagnose(record, shell.user_ns) if d.kind != "generic"]
         if not diagnoses:
             return 0
         state.remember(diagnoses)

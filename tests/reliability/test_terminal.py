@@ -112,3 +112,27 @@ def test_failing_cell_shows_the_text_card_and_gradfix_fills_the_prompt(tmp_path,
     assert "Terminal test title" in card and "ValueError: TERMINAL-FAULT" in card
     # NB: the card comes after the traceback, so that a long traceback cannot push it off the screen
     assert card.index("Traceback (most recent call last)") < card.index("Terminal test title")
+
+
+def test_always_on_prints_the_card_after_the_traceback(tmp_path):
+    """`%gradcheck on` in terminal IPython (its own compiler names the cells): a failing cell without the
+    magic shows IPython's traceback, then the text card naming the line."""
+    child = start_ipython(tmp_path, "--simple-prompt")
+    try:
+        child.send("%load_ext grad_magic\r")
+        child.expect(prompt(2))
+        child.send("%gradcheck on\r")
+        child.expect(prompt(3))
+        child.send("import torch; a = torch.ones(2, requires_grad=True); a.add_(1)\r")
+        child.expect(prompt(4))
+        shown = ANSI.sub("", child.before)
+        child.send("exit\r")
+        child.expect(pexpect.EOF)
+    except (pexpect.TIMEOUT, pexpect.EOF) as e:
+        raise AssertionError(f"{type(e).__name__}; the terminal showed:\n{ANSI.sub('', str(child.before))[-3000:]}") \
+            from None
+    finally:
+        child.close(force=True)
+    assert "✖ grad_magic · error · leaf-modified-in-place" in shown, shown
+    assert shown.index("Traceback (most recent call last)") < shown.index("✖ grad_magic")
+    assert "lighttrack" not in shown and "tracker.py" not in shown

@@ -28,7 +28,7 @@ import torch
 from .names import instance_dict
 
 MAX_NODES = 20_000  # autograd nodes looked at from one root set
-MAX_BROKEN = 16  # broken saved values kept
+MAX_BROKEN = 64  # broken saved values kept, of each kind (changed in place, freed)
 MAX_PARAMS = 100_000  # parameters a NaN check looks at
 _FREED = "backward through the graph a second time"
 _CHANGED = "modified by an inplace operation"
@@ -103,7 +103,7 @@ def broken_nodes(roots: Sequence[torch.Tensor]) -> GraphFacts:
         seen.add(id(node))
         following = _next(node)
         for attr, message in refused_saved(node):
-            if len(broken) < MAX_BROKEN:
+            if sum((_FREED in b.message) == (_FREED in message) for b in broken) < MAX_BROKEN:  # NB: per kind
                 broken.append(BrokenSaved(type(node).__name__, attr, message, _FREED in message,
                                           tuple(type(f).__name__ for f, _ in following if f is not None)))
         todo.extend(f for f, _ in following)
@@ -173,21 +173,24 @@ def probe_failure(exc: Optional[BaseException]) -> Optional[GraphFacts]:
 
 @dataclass(frozen=True)
 class Probed:
-    """What a run without anomaly mode leaves for the rules (RunRecord.probed)."""
+    """What a run without anomaly mode (or without its NaN check) leaves for the rules (RunRecord.probed)."""
 
     graph: Optional[GraphFacts] = None  # after a backward() that failed on a saved value
-    nan: Tuple[NanGradient, ...] = ()  # parameters with NaN gradients, with the NaN check off
+    nan: Tuple[NanGradient, ...] = ()  # parameters of the steps' optimizers and models with NaN gradients
 
 
 def probe(exc: Optional[BaseException], steps: Sequence[Any], anomaly: bool, nan_check: bool) -> Optional[Probed]:
-    """The probes anomaly mode's absence calls for; None when none applies. NB: never raises: a probe that
-    fails leaves the rules what they had (the user's error is shown either way)."""
+    """The probes anomaly mode's absence calls for; None in a run with anomaly mode and its NaN check (the
+    default %%gradcheck: backward() stops at the op itself). A Probed, even empty, says the run had no NaN check.
+    NB: never raises: a probe that fails leaves the rules what they had (the user's error is shown either way)."""
+    if anomaly and nan_check:
+        return None
     try:
         graph = probe_failure(exc) if not anomaly else None
-        nan = nan_gradients(stepped_params(steps)) if steps and not (anomaly and nan_check) else ()
+        nan = nan_gradients(stepped_params(steps)) if steps else ()
     except Exception:  # noqa: BLE001 -- see NB
-        return None
-    return Probed(graph, nan) if graph is not None or nan else None
+        return Probed()
+    return Probed(graph, nan)
 
 
 # -- NaN gradients at the end of the run --
@@ -204,10 +207,11 @@ def stepped_params(steps: Sequence[Any]) -> Iterator[torch.Tensor]:
     held = {id(m): m for s in steps for h in getattr(s, "models", ()) for m in [h.model() if h.model else None]
             if m is not None}
     for model in held.values():
-        yield from _module_params(model)
+        yield from module_params(model)
 
 
-def _module_params(module: Any) -> Iterator[torch.Tensor]:
+def module_params(module: Any) -> Iterator[torch.Tensor]:
+    """A module's parameters and its submodules', from their registries (no user code), each module once."""
     seen: set = set()
     todo = [module]
     while todo and len(seen) < 10_000:

@@ -113,4 +113,38 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "`{new}` as the denominator on line {lineno}, so it is never 0",
         "zh": "把第 {lineno} 行的分母改为 `{new}`，使其永远不会为 0",
     },
+    # -- nan-gradients (no NaN check: --fast, %gradcheck on) --
+    "numerics.nan_grads.title": {
+        "en": "{names} got NaN gradients",
+        "zh": "{names} 的梯度中出现了 NaN",
+    },
+    "numerics.nan_grads.summary": {
+        "en": "At the end of the cell the gradients of {count} tensor(s) hold NaN, and nothing stopped: this run "
+              "had no anomaly detection (--fast or %gradcheck on).",
+        "zh": "单元格结束时有 {count} 个张量的梯度含有 NaN，但运行没有被中止：本次运行没有开启异常检测（--fast 或 "
+              "%gradcheck on）。",
+    },
+    "numerics.nan_grads.what": {
+        "en": "backward() wrote NaN into the .grad of {names}. Without anomaly mode's NaN check torch raises no "
+              "error: an optimizer step on them turns those weights into NaN, and every loss computed with them.",
+        "zh": "backward() 把 NaN 写进了 {names} 的 .grad。没有异常检测的 NaN 检查，torch 不会报错：对它们做一次优化器"
+              "更新就会把这些权重变成 NaN，之后用它们算出的每个损失也都会是 NaN。",
+    },
+    "numerics.nan_grads.why": {
+        "en": "A backward function returns NaN when its forward op's derivative is undefined or infinite at its "
+              "input (a square root or a log at 0, 0 / 0, an exp that overflowed). Which op it was is not known "
+              "in this run: run the cell under `%%gradcheck` (full anomaly mode), and backward() stops at that "
+              "op; the card then names its forward line and a fix.",
+        "zh": "当前向运算的导数在其输入处无定义或为无穷大时（0 处的平方根或对数、0 / 0、溢出的 exp），对应的反向"
+              "函数就会返回 NaN。本次运行无法得知是哪个运算：用 `%%gradcheck`（完整的异常检测模式）重新运行该单元格，"
+              "backward() 会停在那个运算上，卡片会指出它的前向代码行并给出修复。",
+    },
+    "numerics.nan_grads.unnamed": {
+        "en": "a tensor of shape {shape}",
+        "zh": "一个形状为 {shape} 的张量",
+    },
+    "numerics.nan_grads.more": {
+        "en": " and {count} more",
+        "zh": " 等另外 {count} 个",
+    },
 }

@@ -12,12 +12,17 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
+
+import torch
 
 from .. import catalog
 from ..cell import assignments_to, cell_tree, enclosing_statement, node_span
 from ..edits import make_fix
-from ..model import ERROR, Diagnosis, Fix, TextEdit
+from ..facts import shape_text, tensor_fact
+from ..graphprobe import module_params, nan_gradients
+from ..model import ERROR, WARNING, Diagnosis, Fix, TextEdit
+from ..names import is_module
 from .context import RuleContext
 from .kit import ATOMS, function_around, parenthesised, text_of
 from .places import view_on, with_lines
@@ -224,3 +229,52 @@ def nan_in_backward(ctx: RuleContext, err: NanError) -> Diagnosis:
 
 def _line_names(ctx: RuleContext, lineno: Optional[int]) -> List[str]:
     return [f.name for f in ctx.facts_on_line(lineno)] if lineno else []
+
+
+# -- NaN gradients left by a run without the NaN check (--fast, %gradcheck on): no error, a warning --
+
+NAN_GRADS = "nan-gradients"
+SHOWN_PARAMS = 4
+MAX_LOOKED = 10_000  # tensors the named-leaves check looks at
+
+
+@rule(NAN_GRADS, severity=WARNING, matches=(
+    "silent: after a run without anomaly mode's NaN check (--fast, %gradcheck on), the .grad of parameters the "
+    "run stepped or touched holds NaN",
+), fix="none: the card proposes %%gradcheck (full anomaly mode), which stops backward() at the op")
+def nan_gradients_left(ctx: RuleContext) -> Optional[Diagnosis]:
+    """Gradients hold NaN at the end of a run whose backward() had no NaN check: say which, propose full mode."""
+    probed = getattr(ctx.record, "probed", None)
+    if probed is None or ctx.record.focus is not None:
+        return None
+    found = [(n.ref(), n) for n in probed.nan if n.ref is not None]
+    if "backward" in ctx.record.source:  # NB: a backward() this cell called: its leaves' gradients are this run's
+        found += [(t, n) for n in nan_gradients(_named_leaves(ctx)) for t in [n.ref()] if n.ref is not None]
+    params = list({id(t): t for t, _ in found if t is not None}.values())
+    if not params:
+        return None
+    named = [(ctx.names.name_for(p), p) for p in params]
+    shown = [f"`{n}`" if n else ctx.say("numerics.nan_grads.unnamed", shape=shape_text(p.shape))
+             for n, p in named[:SHOWN_PARAMS]]
+    more = ctx.say("numerics.nan_grads.more", count=len(params) - SHOWN_PARAMS) if len(params) > SHOWN_PARAMS else ""
+    names = catalog.listing(shown, ctx.language) + more
+    step = next((s.lineno for s in reversed(ctx.record.steps) if s.lineno), None)
+    return ctx.diagnosis(
+        NAN_GRADS, WARNING, title=ctx.say("numerics.nan_grads.title", names=names),
+        summary=ctx.say("numerics.nan_grads.summary", count=len(params)),
+        what=ctx.say("numerics.nan_grads.what", names=names), why=ctx.say("numerics.nan_grads.why"),
+        where=ctx.where(step), lines=[step], names=[n for n, _ in named if n],
+        tensors=[tensor_fact(n, p) for n, p in named[:SHOWN_PARAMS] if n])
+
+
+def _named_leaves(ctx: RuleContext) -> Iterator[torch.Tensor]:
+    """The leaf tensors that require grad and the parameters of the modules the run's code names (touched)."""
+    looked = 0
+    for _, obj in ctx.names.objects():
+        looked += 1
+        if looked > MAX_LOOKED:
+            return
+        if type(obj) in (torch.Tensor, torch.nn.Parameter) and obj.is_leaf and obj.requires_grad:
+            yield obj
+        elif is_module(obj):
+            yield from module_params(obj)

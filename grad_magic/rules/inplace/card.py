@@ -27,6 +27,7 @@ from ..registry import rule
 from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
                       stepped_parameter, tied_writes, writing_op)
 from .culprit_place import Placed, other_writes, place
+from .culprit_forward import forward_from_graph
 from .culprit_spot import InPlaceSpot, inplace_spot
 from .fix import combined, flag_fix, spot_fix
 from .fix_step import recompute_after_step
@@ -50,6 +51,8 @@ def saved_tensor_modified_in_place(ctx: RuleContext, err: SavedTensorError) -> O
         first = place(ctx, *(found or tied[-1]))
         here = first.here
         saved = saved_tensor(here, err) if first.moved else saved
+        if saved.node is None:  # NB: no anomaly-mode trace (--fast, always-on): the graph after the failure tells
+            saved = forward_from_graph(ctx, err, first) or saved
         fix, more = _complete(ctx, err, first, _write_fix(first), [place(ctx, *w) for w in tied[:-1]])
         if first.write is not None:
             return _from_module(here, saved, first, fix, more)
@@ -116,6 +119,8 @@ def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
                        code=_code_of(ctx, saved.line))
     if saved.node is not None and saved.site is not None and ctx.record.sources is not None:
         return _why_saved_in(ctx, saved, name, *saved.site)
+    if saved.node is not None and not saved.forward_seen and not anomaly_was_on(ctx):
+        return ctx.say("inplace.saved.why_saved_node_fast", name=name, node=saved.node)
     if saved.node is not None:
         key = "elsewhere" if saved.forward_seen else "unwatched"
         return ctx.say(f"inplace.saved.why_saved_{key}", name=name, node=saved.node)

@@ -17,6 +17,7 @@ import torch
 
 from ...cell import cell_tree, enclosing_statement
 from ...facts import dtype_name
+from ...graphprobe import broken_nodes
 from ...names import NameIndex
 from ...record import OpEvent, StepEvent, TensorSnapshot
 from ..context import RuleContext, dotted_names
@@ -216,9 +217,6 @@ def holds_any(module: Any, ids: Set[int]) -> bool:
 
 # -- every saved tensor the run's writes spoiled, not only the one backward() met first --
 
-MAX_NODES = 20_000  # autograd nodes looked at in the failing backward's graph
-
-
 def spoiled(ctx: RuleContext) -> List[SavedTensorError]:
     """Each saved tensor of the failing backward's graph that an in-place write changed, as torch itself says it
     when the saved tensor is asked for (the same message as the error's). A fix that undoes one write while
@@ -229,21 +227,11 @@ def spoiled(ctx: RuleContext) -> List[SavedTensorError]:
 
 def _spoiled(roots: List[torch.Tensor]) -> List[SavedTensorError]:
     found: List[SavedTensorError] = []
-    todo, seen = [r.grad_fn for r in roots], set()
-    while todo and len(seen) < MAX_NODES:
-        node = todo.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        for attr in dir(node):
-            if attr.startswith("_saved_") or attr == "saved_tensors":  # NB: a custom autograd.Function's node
-                try:
-                    getattr(node, attr)
-                except RuntimeError as e:  # NB: "modified by an inplace operation", or freed by the backward
-                    err = parse_saved_tensor_error(str(e))
-                    if err is not None and err not in found:
-                        found.append(err)
-        todo.extend(f for f, _ in getattr(node, "next_functions", ()))
+    # NB: graphprobe reads saved values as torch does, never through an unpack hook or a custom Function's class
+    for broken in broken_nodes(roots).broken:
+        err = parse_saved_tensor_error(broken.message)
+        if err is not None and err not in found:
+            found.append(err)
     return found
 
 

@@ -13,6 +13,9 @@ event takes them off and shows the cards, below the cell's output and traceback.
   see what a plain cell leaves;
 - `%gradcheck off` (or unloading the extension) takes every hook off, also the ones of the cell it runs in.
 
+A silent bug's card comes while the cell runs, as under `%%gradcheck` (live.py, from the optimizer step hooks);
+`on --quiet` shows error cards only, at the end of the cell.
+
 The cell's compiled name is known only once IPython compiles it (after `pre_run_cell`): it is predicted with
 IPython's own naming (`compile.get_code_name`) and checked when the cell ends.
 """
@@ -23,6 +26,7 @@ from typing import Any, Callable, Optional, Tuple
 
 from .capture import Capture, CaptureOptions
 from .cell import GRADCHECK_LINE, MAX_STACKED
+from .live import LiveWatch
 from .sources import Sources
 
 _OWN_LINE_MAGICS = ("%gradcheck", "%gradfix", "%grad_device", "%load_ext", "%unload_ext", "%reload_ext")
@@ -99,7 +103,8 @@ class AlwaysOn:
         try:
             filename, number = _predicted_name(self._shell, info, raw)
             run = Capture(self._options, filename=filename, source=raw,
-                          sources=Sources(self._shell, (filename, number, raw)))
+                          sources=Sources(self._shell, (filename, number, raw)),
+                          live=None if self._options.quiet else LiveWatch(self._shell.user_ns))
             self._predicted = filename
             run.__enter__()  # NB: takes off what it put on if it fails; then the cell runs unwatched
         except Exception:

@@ -272,8 +272,9 @@ def report_watched(shell: Any, run: Capture, options: CaptureOptions) -> int:
         if not diagnoses:
             return 0
         state.remember(diagnoses)
+        diagnoses, notes = after_live(diagnoses, run.live)  # NB: a kind shown live is not shown again
         cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]
-        _show(cards)
+        _show(cards + notes)
         return len(cards)
     except Exception:
         return 0

@@ -178,3 +178,15 @@ def test_the_config_file_turns_it_on_at_load():
     """)
     cards = json.loads(out.splitlines()[-1])
     assert len(cards) == 1 and "leaf-modified-in-place" in cards[0], cards
+
+
+def test_a_silent_bug_shows_live_while_the_watched_cell_runs(shell):
+    """The live card (issue 20) in a watched cell: shown at an early step of a 200-step loop, not again at the
+    end, where a note says how long the cell ran after it."""
+    run(shell, "%gradcheck on")
+    run(shell, NOT_ZEROED.replace("range(3)", "range(200)"))
+    mime = "application/vnd.grad-magic.diagnosis+json"
+    cards = [o["data"][mime] for o in shell.display_pub.outputs if mime in o["data"]]
+    assert [c["kind"] for c in cards] == ["grads-not-zeroed"] and cards[0]["live"]["step"] <= 10, cards
+    notes = [o["data"]["text/plain"] for o in shell.display_pub.outputs if mime not in o["data"]]
+    assert len(notes) == 1 and "shown live at step" in notes[0], notes

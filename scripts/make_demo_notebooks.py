@@ -57,6 +57,19 @@ TOUR = [
                   "net[0](batch['x']).sum().backward(); adam.step()"),
     new_code_cell("%grad_device"),
     new_code_cell("report = %grad_device meta\n[(r.path, r.device) for r in report.rows]"),
+    new_markdown_cell("## Always on\nYou rarely know which cell will fail. `%gradcheck on` watches every following "
+                      "cell at `--fast` cost, without any magic on the cells: a failing cell keeps its traceback "
+                      "and gets its card below it; `%gradcheck off` stops."),
+    new_code_cell("%gradcheck on"),
+    new_code_cell("class Scaler(torch.nn.Module):\n    def forward(self, x):\n        y = torch.sigmoid(x)\n"
+                  "        y *= 2  # in place, on the value sigmoid saved for backward\n        return y"),
+    new_code_cell("x = torch.randn(4, requires_grad=True)\nScaler()(x).sum().backward()", metadata=FAILS),
+    new_markdown_cell("## Live: a silent bug shown while the cell runs\nThe card of gradients never zeroed comes at "
+                      "step 2 of this loop, not when it ends (JupyterLab 4 / Notebook 7 add **Stop the cell**)."),
+    new_code_cell("import time\nmodel = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+                  "for step in range(50):\n    loss = model(torch.randn(8, 3)).pow(2).mean()\n    loss.backward()\n"
+                  "    opt.step()\n    time.sleep(0.02)"),
+    new_code_cell("%gradcheck off"),
 ]
 
 

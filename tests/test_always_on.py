@@ -128,7 +128,7 @@ def test_off_leaves_nothing_and_status_says_so(shell, capsys):
     assert "is watching" in capsys.readouterr().out
     run(shell, FAILING)
     run(shell, "%gradcheck off")
-    assert "stopped watching cells (1 watched, 1 cards shown)" in capsys.readouterr().out
+    assert "stopped watching cells (cells watched: 1; cards shown: 1)" in capsys.readouterr().out
     assert "showtraceback" not in vars(shell)
     assert {k: list(v) for k, v in shell.events.callbacks.items()} == events
     assert (dict(optimizer_module._global_optimizer_pre_hooks),

@@ -15,13 +15,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "grad_magic 正在监视之后的每个单元格，只为错误显示卡片（--quiet）。`%gradcheck off` 可关闭。",
     },
     "always.off": {
-        "en": "grad_magic stopped watching cells ({cells} watched, {cards} cards shown). %%gradcheck on a cell "
+        "en": "grad_magic stopped watching cells (cells watched: {cells}; cards shown: {cards}). %%gradcheck on a cell "
               "still works.",
         "zh": "grad_magic 已停止监视单元格（共监视 {cells} 个，显示了 {cards} 张卡片）。在单元格上使用 "
               "%%gradcheck 仍然有效。",
     },
     "always.status_on": {
-        "en": "grad_magic is watching every cell ({cells} so far, {cards} cards shown). `%gradcheck off` stops.",
+        "en": "grad_magic is watching every cell (cells watched so far: {cells}; cards shown: {cards}). `%gradcheck off` stops.",
         "zh": "grad_magic 正在监视每个单元格（已监视 {cells} 个，显示了 {cards} 张卡片）。`%gradcheck off` "
               "可关闭。",
     },

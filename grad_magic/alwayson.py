@@ -106,20 +106,22 @@ class AlwaysOn:
                           sources=Sources(self._shell, (filename, number, raw)),
                           live=None if self._options.quiet else LiveWatch(self._shell.user_ns))
             self._predicted = filename
+            self._run = run  # NB: before its hooks go on: an interrupt on any line leaves them to _post or stop()
             run.__enter__()  # NB: takes off what it put on if it fails; then the cell runs unwatched
         except Exception:
+            self._run = None
             return
-        self._run = run
         self._cells += 1
 
     def _post(self, result: Any = None) -> None:
         if self._inner:
             self._inner -= 1
             return
-        run, self._run = self._run, None
+        run = self._run
         if run is None:
             return
-        run.close()  # NB: first, before anything here can fail
+        run.close()  # NB: first, before anything here can fail; idempotent, finished again by stop()
+        self._run = None
         exc = getattr(result, "error_in_exec", None)
         try:
             run.__exit__(type(exc) if exc is not None else None, exc, None)

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional, Tuple
 
 from .capture import Capture, CaptureOptions
 from .cell import GRADCHECK_LINE, MAX_STACKED
+from .cellrun import as_in_a_plain_cell
 from .live import LiveWatch
 from .sources import Sources
 
@@ -176,11 +177,9 @@ def _plain_tracebacks(shell: Any, watch: AlwaysOn) -> Callable[..., Any]:
     def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
         if watch.running:
             try:
-                from .cellrun import _as_in_a_plain_cell
-
                 value = exc_tuple[1] if exc_tuple is not None else _handled()
                 if isinstance(value, BaseException):
-                    _as_in_a_plain_cell(value)
+                    as_in_a_plain_cell(value)
                     exc_tuple = (type(value), value, value.__traceback__)
             except Exception:  # NB: never in place of the user's traceback
                 pass

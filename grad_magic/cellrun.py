@@ -136,7 +136,7 @@ def _failed(shell: Any, run: Capture, options: CaptureOptions, exc: BaseExceptio
     if isinstance(exc, SyntaxError) and exc.filename == filename and _failed_before_running(shell, exc):
         return True
     _report(shell, run, options)
-    _as_in_a_plain_cell(exc)
+    as_in_a_plain_cell(exc)
     return False
 
 
@@ -330,7 +330,7 @@ def _is_own_syntax_error(record: Any) -> bool:
     return isinstance(exc, SyntaxError) and exc.filename == record.filename
 
 
-def _as_in_a_plain_cell(exc: BaseException) -> None:
+def as_in_a_plain_cell(exc: BaseException) -> None:
     """The tracebacks of the error and of the errors it chains to, without the op tracker's frames and
     torch's dispatch to it, nor the warning recorder's (what a plain cell shows; `stacks.without_dispatch`)."""
     seen = set()

@@ -253,7 +253,11 @@ describe('a fix of an earlier cell in a notebook', () => {
 describe('a live card in a notebook (issue 20)', () => {
   let notebook: Notebook;
   let kernel: { status: string; interrupt: jest.Mock; requestExecute: jest.Mock };
-  let sessionContext: { session: { kernel: typeof kernel }; statusChanged: Signal<any, string>; kernelChanged: Signal<any, unknown> };
+  let sessionContext: {
+    session: { kernel: typeof kernel };
+    statusChanged: Signal<any, string>;
+    kernelChanged: Signal<any, unknown>;
+  };
 
   const cell = () => notebook.widgets[1] as CodeCell;
   const stop = () => notebook.widgets[1].node.querySelector('.gm-stop') as HTMLButtonElement;

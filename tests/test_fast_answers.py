@@ -32,9 +32,6 @@ CASES = sorted(p for kind in KINDS for p in (HERE / "cases" / kind).glob("*.py")
 # cases where fast mode's card does not read as full mode's, and why; on these it must still never name a line
 # full mode does not
 NOT_MATCHED = {
-    "saved-tensor-modified-in-place/gan_optimizer_step":
-        "the write is an optimizer step (a parameter updated between forward and backward), not an op the tracker "
-        "records: there are no write frames to search from, and the card says the node's output only",
     "saved-tensor-modified-in-place/no_grad_out":
         "the --fast tracker does not record `torch.clamp(h, ..., out=h)` under no_grad: no write, no line",
     "saved-tensor-modified-in-place/out_argument":

@@ -27,7 +27,7 @@ from ..registry import rule
 from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
                       stepped_parameter, tied_writes, writing_op)
 from .culprit_place import Placed, other_writes, place
-from .culprit_forward import forward_from_graph
+from .culprit_forward import forward_from_graph, forward_of_step
 from .culprit_spot import InPlaceSpot, inplace_spot
 from .fix import combined, flag_fix, spot_fix
 from .fix_step import recompute_after_step
@@ -235,6 +235,8 @@ def _input_name(ctx: RuleContext, tree: Optional[ast.Module], lineno: Optional[i
 
 
 def _from_step(ctx: RuleContext, saved: Saved, step: StepEvent, param: torch.Tensor) -> Diagnosis:
+    if saved.node is None:  # NB: no anomaly-mode trace: the graph after the failure tells (culprit_forward)
+        saved = forward_of_step(ctx, saved.err, param) or saved
     opt = step.optimizer() if step.optimizer is not None else None
     optimizer = (ctx.names.name_for(opt) if opt is not None else None) or step.optimizer_class
     name = quote(ctx.names.name_for(param)) or ctx.say("inplace.saved.a_parameter", optimizer=optimizer)

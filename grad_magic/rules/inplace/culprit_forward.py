@@ -49,17 +49,10 @@ _VIEWS = frozenset({"view", "reshape", "narrow", "select", "transpose", "t", "un
 def forward_from_graph(ctx: RuleContext, err: SavedTensorError, p: Placed) -> Optional[Saved]:
     """The saved tensor as anomaly mode would have told it (the node, the forward line), from the graph after
     the failure; None when the graph gave nothing (a run with anomaly mode, or no node refuses this value)."""
-    record = ctx.record.outer if ctx.record.outer is not None else ctx.record
-    probed = getattr(ctx.record, "probed", None) or getattr(record, "probed", None)
-    graph = getattr(probed, "graph", None)
-    if graph is None:
-        return None
-    refusing = [b for b in graph.broken if not b.freed and parse_saved_tensor_error(b.message) == err]
-    nodes = {b.node for b in refusing}
-    if len(nodes) != 1:
+    node = forward_from_graph_node(ctx, err)
+    if node is None:
         return None  # NB: none, or several nodes of different types: which one backward() met is not known
-    node = nodes.pop()
-    site = _forward_line(ctx, p, node, frozenset(b.saved for b in refusing))
+    site = _forward_line(ctx, p, node, _saved_as(ctx, err))
     if site is None:
         return Saved(err, node, None, False)
     here = p.here.record.filename
@@ -226,3 +219,65 @@ def _module_called(call: ast.Call, modules: List[Any], scope: ast.AST, filename:
         if not issubclass(type(found), torch.nn.Module):
             return None
     return found
+
+
+# -- an optimizer step between the forward and its backward (a GAN's D stepped before G's backward) --
+
+def forward_of_step(ctx: RuleContext, err: SavedTensorError, param: torch.Tensor) -> Optional[Saved]:
+    """The saved parameter's forward line, when a step updated it: the last statement of this cell, before the
+    failing backward(), that feeds the tensor backward() was called on and calls a module holding `param`
+    in a torch.nn layer that makes the refusing node (`g_loss = -D(fake).mean()`: D's Linear, AddmmBackward0).
+    None when the graph gave nothing."""
+    found = forward_from_graph_node(ctx, err)
+    if found is None:
+        return None
+    tree = cell_tree(ctx.record.source)
+    lineno = ctx.record.error_lineno
+    stmt = enclosing_statement(tree, lineno) if tree is not None and lineno else None
+    need = {dotted(c.func.value) for c in calls_in(stmt) if isinstance(c.func, ast.Attribute)
+            and c.func.attr == "backward"} - {None} if stmt is not None else set()
+    base = re.sub(r"Backward\d*$", "", found)
+    for s in reversed(scope_statements(function_around(tree, lineno)) if need else []):
+        if s.lineno >= stmt.lineno or not isinstance(s, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = {dotted(t) for t in (s.targets if isinstance(s, ast.Assign) else [s.target])}
+        if not targets & need:
+            continue
+        if any(_holds_in_layer(ctx.names.lookup(dotted(c.func) or ""), param, base) for c in calls_in(s.value)):
+            return Saved(err, found, s.lineno, True, (ctx.record.filename, s.lineno))
+        need |= {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+    return Saved(err, found, None, False)
+
+
+def forward_from_graph_node(ctx: RuleContext, err: SavedTensorError) -> Optional[str]:
+    """The one node type whose saved value torch refuses with this error's words, else None."""
+    nodes = {b.node for b in _refusing(ctx, err)}
+    return nodes.pop() if len(nodes) == 1 else None
+
+
+def _saved_as(ctx: RuleContext, err: SavedTensorError) -> FrozenSet[str]:
+    return frozenset(b.saved for b in _refusing(ctx, err))
+
+
+def _refusing(ctx: RuleContext, err: SavedTensorError) -> List[Any]:
+    """The broken saved values graphprobe found whose message is this error's (RunRecord.probed)."""
+    record = ctx.record.outer if ctx.record.outer is not None else ctx.record
+    graph = getattr(getattr(ctx.record, "probed", None) or getattr(record, "probed", None), "graph", None)
+    return [b for b in graph.broken if not b.freed and parse_saved_tensor_error(b.message) == err] \
+        if graph is not None else []
+
+
+def _holds_in_layer(module: Any, param: torch.Tensor, base: str) -> bool:
+    """Whether `module` (or a submodule, from the registries) holds `param` directly in a torch.nn layer whose
+    forward makes the node `base`."""
+    todo, seen = [module], set()
+    while todo and len(seen) < 10_000:
+        m = todo.pop()
+        if not issubclass(type(m), torch.nn.Module) or id(m) in seen:
+            continue
+        seen.add(id(m))
+        attrs = instance_dict(m) or {}
+        if any(p is param for p in list((attrs.get("_parameters") or {}).values())):
+            return base in _MODULES.get(type(m).__name__, ()) and type(m).__module__.startswith("torch.nn.")
+        todo.extend(list((attrs.get("_modules") or {}).values()))
+    return False

@@ -1,8 +1,9 @@
 import { MimeModel, RenderMimeRegistry, standardRendererFactories } from '@jupyterlab/rendermime';
+import { Widget } from '@lumino/widgets';
 
 import { createRendererFactory, RenderedDiagnosis } from '../renderer';
-import { MIME_TYPE, RANK } from '../types';
-import { sample } from './sample';
+import { ICellHost, MIME_TYPE, RANK } from '../types';
+import { sample, sampleLive } from './sample';
 
 const BUNDLE = {
   'text/plain': 'grad_magic · error ...',
@@ -45,5 +46,56 @@ describe('the renderer factory', () => {
     expect(renderer.node.querySelectorAll('.gm-card')).toHaveLength(1);
     expect(renderer.node.textContent).not.toContain('the HTML card');
     expect(renderer.node.querySelector('h3')!.textContent).toBe(sample().title);
+  });
+});
+
+describe('a live card in the renderer (issue 20)', () => {
+  /** A host whose cell runs; counts the watches open on it. */
+  function runningHost() {
+    const watching = { open: 0 };
+    const host = {
+      running: () => true,
+      watchRunning: () => {
+        watching.open += 1;
+        return () => (watching.open -= 1);
+      },
+      interrupt: () => Promise.resolve()
+    } as unknown as ICellHost;
+    return { host, watching };
+  }
+
+  const bundle = (d: any) => ({ ...BUNDLE, [MIME_TYPE]: d });
+  const stop = (renderer: Widget) => renderer.node.querySelector('.gm-stop') as HTMLButtonElement | null;
+
+  it('follows its cell from attach to detach, and an update that is no longer live drops Stop', async () => {
+    const { host, watching } = runningHost();
+    const renderer = new RenderedDiagnosis(MIME_TYPE, () => host);
+    await renderer.renderModel(new MimeModel({ data: bundle(sampleLive()), trusted: true }));
+    expect(stop(renderer)!.hidden).toBe(true); // NB: rendered before the output area attaches it
+    Widget.attach(renderer, document.body);
+    expect(stop(renderer)!.hidden).toBe(false);
+    expect(watching.open).toBe(1);
+    // NB: update_display_data renders the attached widget again
+    await renderer.renderModel(new MimeModel({ data: bundle(sampleLive({ live: { step: 4 } })), trusted: true }));
+    expect(stop(renderer)!.hidden).toBe(false);
+    expect(watching.open).toBe(1);
+    await renderer.renderModel(new MimeModel({ data: bundle(sample()), trusted: true }));
+    expect(stop(renderer)).toBeNull();
+    expect(watching.open).toBe(0);
+    await renderer.renderModel(new MimeModel({ data: bundle(sampleLive()), trusted: true }));
+    expect(watching.open).toBe(1);
+    Widget.detach(renderer);
+    expect(watching.open).toBe(0);
+    renderer.dispose();
+  });
+
+  it('an untrusted live card has no Stop, even in a running cell', async () => {
+    const { host, watching } = runningHost();
+    const renderer = new RenderedDiagnosis(MIME_TYPE, () => host);
+    await renderer.renderModel(new MimeModel({ data: bundle(sampleLive()), trusted: false }));
+    Widget.attach(renderer, document.body);
+    expect(stop(renderer)).toBeNull();
+    expect(watching.open).toBe(0);
+    renderer.dispose();
   });
 });

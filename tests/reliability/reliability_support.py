@@ -16,6 +16,8 @@ import torch
 import torch.fx.traceback
 import torch.optim.optimizer as optimizer_module
 
+from grad_magic import lighttrack
+
 # NB: namespaces whose attributes must be the same objects after a cell as before it.
 PATCHABLE = {
     "torch": torch, "torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
@@ -23,7 +25,7 @@ PATCHABLE = {
     "torch.autograd.graph": torch.autograd.graph, "torch.nn.Module": torch.nn.Module,
     "torch.nn.Linear": torch.nn.Linear, "torch.optim.Optimizer": torch.optim.Optimizer,
     "torch.optim.SGD": torch.optim.SGD, "torch.overrides": torch.overrides, "warnings": warnings,
-    "builtins": builtins, "torch.fx.traceback": torch.fx.traceback,
+    "builtins": builtins, "torch.fx.traceback": torch.fx.traceback, "torch._C._nn": torch._C._nn, "torch._VF": torch._VF,
 }
 _VOLATILE = {"builtins": {"_"}}  # IPython's displayhook sets builtins._ to the last result
 
@@ -72,6 +74,7 @@ def snapshot(shell: Any = None) -> Dict[str, Any]:
         "trace": sys.gettrace(),
         "profile": sys.getprofile(),
         "sigint": signal.getsignal(signal.SIGINT),
+        "light_patches": lighttrack.leftovers(),  # NB: a wrapper left where torch had none is a new attribute
     }
     if shell is not None:
         own = vars(shell)

@@ -27,6 +27,7 @@ import torch
 from IPython.core.displaypub import DisplayPublisher
 
 import grad_magic
+from grad_magic import lighttrack
 import grad_magic.render.html
 from grad_magic.rules.registry import RULES, rule
 from reliability_support import (attributes, changed_attributes, clear_last_error, differences,
@@ -560,7 +561,7 @@ def test_each_fault_alone_leaves_no_trace(shell, kind):
 # -- Ctrl-C at every line of the machinery --
 
 MACHINERY = ("capture.py", "tracker.py", "cellrun.py", "magics.py", "engine.py", "stacks.py", "warnwatch.py",
-             "torchstate.py")
+             "torchstate.py", "lighttrack.py")
 SWEPT_CELLS = {
     "failing": """\
         %%gradcheck
@@ -573,6 +574,19 @@ SWEPT_CELLS = {
             y.mul_(2)
             y.sum().backward()
             opt.step()
+        """,
+    # NB: fast mode's light tracker (lighttrack.py): its patches, its wrappers on the user's in-place ops
+    "fast": """\
+        %%gradcheck --fast
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU(inplace=True))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.ones(2, 3)).sum().backward()
+        opt.step()
+        y = model(torch.ones(2, 3)).sigmoid()
+        y[0] = 1
+        y.mul_(2)
+        y.sum().backward()
         """,
     "healthy": """\
         %%gradcheck
@@ -666,6 +680,8 @@ def repair(baseline: Baseline) -> None:
     warnings.filters = baseline.attrs["warnings"]["filters"]
     warnings.showwarning = baseline.state["showwarning"]
     torch.fx.traceback.format_stack = baseline.attrs["torch.fx.traceback"]["format_stack"]
+    for tracker in list(lighttrack._ACTIVE):
+        tracker.uninstall()
 
 
 @pytest.mark.parametrize("which", sorted(SWEPT_CELLS))

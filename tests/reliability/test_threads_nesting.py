@@ -200,7 +200,8 @@ def test_gradcheck_inside_gradcheck(shell):
                         "seen = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled(), "
                         "torch._C._len_torch_function_stack())\n")
     assert result.success, result.error_in_exec
-    assert shell.user_ns["seen"] == (True, False, 2)
+    # NB: one mode: the inner (full) capture's; the outer --fast one patches in-place entry points instead
+    assert shell.user_ns["seen"] == (True, False, 1)
     assert_restored(shell, before, attrs)
 
 

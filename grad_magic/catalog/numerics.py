@@ -120,9 +120,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "numerics.nan_grads.summary": {
         "en": "At the end of the cell the gradients of {count} tensor(s) hold NaN, and nothing stopped: this run "
-              "had no anomaly detection (--fast or %gradcheck on).",
-        "zh": "单元格结束时有 {count} 个张量的梯度含有 NaN，但运行没有被中止：本次运行没有开启异常检测（--fast 或 "
-              "%gradcheck on）。",
+              "had no NaN check in backward (--fast, %gradcheck on, --no-nan-check).",
+        "zh": "单元格结束时有 {count} 个张量的梯度含有 NaN，但运行没有被中止：本次运行的反向传播没有 NaN 检查"
+              "（--fast、%gradcheck on 或 --no-nan-check）。",
     },
     "numerics.nan_grads.what": {
         "en": "backward() wrote NaN into the .grad of {names}. Without anomaly mode's NaN check torch raises no "

@@ -239,8 +239,8 @@ MAX_LOOKED = 10_000  # tensors the named-leaves check looks at
 
 
 @rule(NAN_GRADS, severity=WARNING, matches=(
-    "silent: after a run without anomaly mode's NaN check (--fast, %gradcheck on), the .grad of parameters the "
-    "run stepped or touched holds NaN",
+    "silent: after a run without anomaly mode's NaN check (--fast, %gradcheck on, --no-nan-check), the .grad of "
+    "the parameters the run stepped or touched holds NaN",
 ), fix="none: the card proposes %%gradcheck (full anomaly mode), which stops backward() at the op")
 def nan_gradients_left(ctx: RuleContext) -> Optional[Diagnosis]:
     """Gradients hold NaN at the end of a run whose backward() had no NaN check: say which, propose full mode."""

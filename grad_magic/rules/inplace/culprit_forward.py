@@ -49,7 +49,7 @@ _VIEWS = frozenset({"view", "reshape", "narrow", "select", "transpose", "t", "un
 def forward_from_graph(ctx: RuleContext, err: SavedTensorError, p: Placed) -> Optional[Saved]:
     """The saved tensor as anomaly mode would have told it (the node, the forward line), from the graph after
     the failure; None when the graph gave nothing (a run with anomaly mode, or no node refuses this value)."""
-    node = forward_from_graph_node(ctx, err)
+    node = refusing_node(ctx, err)
     if node is None:
         return None  # NB: none, or several nodes of different types: which one backward() met is not known
     site = _forward_line(ctx, p, node, _saved_as(ctx, err))
@@ -228,7 +228,7 @@ def forward_of_step(ctx: RuleContext, err: SavedTensorError, param: torch.Tensor
     failing backward(), that feeds the tensor backward() was called on and calls a module holding `param`
     in a torch.nn layer that makes the refusing node (`g_loss = -D(fake).mean()`: D's Linear, AddmmBackward0).
     None when the graph gave nothing."""
-    found = forward_from_graph_node(ctx, err)
+    found = refusing_node(ctx, err)
     if found is None:
         return None
     tree = cell_tree(ctx.record.source)
@@ -237,9 +237,9 @@ def forward_of_step(ctx: RuleContext, err: SavedTensorError, param: torch.Tensor
     need = {dotted(c.func.value) for c in calls_in(stmt) if isinstance(c.func, ast.Attribute)
             and c.func.attr == "backward"} - {None} if stmt is not None else set()
     base = re.sub(r"Backward\d*$", "", found)
-    for s in reversed(scope_statements(function_around(tree, lineno)) if need else []):
-        if s.lineno >= stmt.lineno or not isinstance(s, (ast.Assign, ast.AnnAssign)):
-            continue
+    before = sorted((s for s in scope_statements(function_around(tree, lineno)) if need and s.lineno < stmt.lineno
+                     and isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None), key=lambda s: s.lineno)
+    for s in reversed(before):
         targets = {dotted(t) for t in (s.targets if isinstance(s, ast.Assign) else [s.target])}
         if not targets & need:
             continue
@@ -249,7 +249,7 @@ def forward_of_step(ctx: RuleContext, err: SavedTensorError, param: torch.Tensor
     return Saved(err, found, None, False)
 
 
-def forward_from_graph_node(ctx: RuleContext, err: SavedTensorError) -> Optional[str]:
+def refusing_node(ctx: RuleContext, err: SavedTensorError) -> Optional[str]:
     """The one node type whose saved value torch refuses with this error's words, else None."""
     nodes = {b.node for b in _refusing(ctx, err)}
     return nodes.pop() if len(nodes) == 1 else None

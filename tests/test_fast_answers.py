@@ -13,6 +13,7 @@ What fast mode can match, and what it cannot (each exception below says why):
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,13 @@ def test_a_fast_training_loop_leaves_its_nan_gradients_on_the_record():
             opt.step()
     found = {id(n.ref()) for n in run_.record.probed.nan}
     assert found == {id(model.weight), id(model.bias)} or found == {id(model.weight)}, found
+
+
+def test_a_global_ignore_filter_costs_fast_mode_no_evidence(shell):
+    """Fast mode reads the graph, not anomaly mode's warning: `warnings.filterwarnings("ignore")` (the first line
+    of many notebooks) leaves the forward line named."""
+    with warnings.catch_warnings():  # NB: the cell's filter is the user's; the test puts the global one back
+        run(shell, "%%gradcheck --fast\nimport warnings\nwarnings.filterwarnings('ignore')\nimport torch\n"
+                   "a = torch.randn(3, requires_grad=True)\nx = torch.sigmoid(a)\nx[0] = 0\nx.sum().backward()\n")
+    d = next(d for d in grad_magic.last_diagnoses() if d.kind == "saved-tensor-modified-in-place")
+    assert "line 6 (`x = torch.sigmoid(a)`) saved `x`" in d.why, d.why

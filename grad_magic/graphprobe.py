@@ -164,7 +164,8 @@ def _read(get: Any) -> str:
 
 def probe_failure(exc: Optional[BaseException]) -> Optional[GraphFacts]:
     """The graph facts after a backward() that failed on a saved value; None for any other run."""
-    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    # NB: torch raises a plain RuntimeError; a subclass's __str__ would be user code
+    text = exc.args[0] if type(exc) is RuntimeError and exc.args and type(exc.args[0]) is str else ""
     if _CHANGED not in text and _FREED not in text:
         return None
     roots = backward_roots(exc.__traceback__)

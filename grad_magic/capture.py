@@ -37,7 +37,7 @@ from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
 from .stepwatch import Clearings, SeenStep, StepLook, counted_after, stale_grads, users_closure
 from .stacks import TraceFilter
-from .lighttrack import WRAPPER_CODE, LightTracker
+from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
 from .tracker import OpLog, OpTracker
 
 TRACKER_CODE = frozenset({OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
@@ -194,6 +194,7 @@ class Capture:
         self._undo: List[Callable[[], None]] = []
         self._log: Optional[OpLog] = None
         self._steps: Optional[_StepWatch] = None
+        self._light: Optional[LightTracker] = None  # NB: fast mode's tracker: the failed op is rebuilt after
         self._warnings: List[CapturedWarning] = []
         self.record: Optional[RunRecord] = None
         self.diagnoses: List[Diagnosis] = []
@@ -246,7 +247,7 @@ class Capture:
                 undo.append(cleared.uninstall)
                 cleared.install()
             if tracker is None:
-                light = LightTracker(self._log)
+                self._light = light = LightTracker(self._log)
                 undo.append(light.uninstall)
                 light.install()
             else:
@@ -289,6 +290,12 @@ class Capture:
     def _make_record(self, exc: Optional[BaseException], probed: bool = True) -> RunRecord:
         """`probed`: with graphprobe's facts (a live check's record goes without: no silent rule reads them)."""
         log = self._log
+        if exc is not None and log is not None and self._light is not None:
+            self._light = None  # NB: once per run (the tracker is off by now)
+            try:
+                rebuild_failure(exc, log)
+            except Exception:  # NB: never in place of the user's error
+                log.dropped += 1
         lineno, frame_locals = _error_site(exc, self._filename)
         source = self._source if self._source is not None else _file_source(self._filename)
         return RunRecord(

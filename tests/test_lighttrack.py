@@ -104,3 +104,40 @@ def test_an_interrupt_during_install_leaves_nothing_patched(monkeypatch, at):
             pass
     monkeypatch.undo()
     assert lighttrack.leftovers() == [] and _originals() == before
+
+
+# -- the op that raised, rebuilt from the traceback after the failure --
+
+def _failed_in_both(fn):
+    """(name, line, target shapes) of the last failed op that full mode's mode recorded, and fast mode's rebuild."""
+    found = []
+    for options in (CaptureOptions(), FAST):
+        with pytest.raises(Exception):
+            with capture(options) as run:
+                fn()
+        op = run.record.failed_ops[-1]
+        found.append((op.name, op.lineno, [t.shape for t in op.targets]))
+    return found
+
+
+def test_a_torch_function_written_in_python_is_rebuilt_with_what_it_was_given():
+    import torch.nn.functional as F
+
+    logits, labels = torch.randn(4, 3), torch.zeros(0, dtype=torch.long)
+    full, fast = _failed_in_both(lambda: F.nll_loss(F.log_softmax(logits, dim=1), labels))
+    assert fast == full and fast[0] == "nll_loss" and fast[2] == [(4, 3), (0,)]
+
+
+def test_a_modules_c_call_is_rebuilt_from_its_forward_line_with_the_modules_parameters():
+    conv = torch.nn.Conv2d(3, 4, 3)
+    full, fast = _failed_in_both(lambda: conv(torch.randn(1, 2, 8, 8)))
+    assert fast == full and fast[0] == "conv2d" and fast[2] == [(1, 2, 8, 8), (4, 3, 3, 3), (4,)]
+
+
+def test_a_c_call_on_the_users_line_is_found_by_the_instructions_position():
+    a, b = torch.randn(2, 3), torch.randn(4, 5)
+    full, fast = _failed_in_both(lambda: torch.ones(1) + a @ b)
+    assert fast == full and fast[0] == "matmul"
+    meta = torch.zeros(2, device="meta")
+    full, fast = _failed_in_both(lambda: torch.cat([a, meta]))
+    assert fast == full and fast[0] == "cat" and fast[2] == [(2, 3), (2,)]

@@ -24,10 +24,12 @@ from types import FrameType
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .record import CapturedWarning
+from .lighttrack import WRAPPER_CODE
 from .tracker import OpTracker
 
-_TRACKER_FUNCTION = OpTracker.__torch_function__.__code__
-_TRACKER_FILE = _TRACKER_FUNCTION.co_filename
+# NB: the trackers' frames a warning torch raises in a tracked call is placed at: the mode's, the light tracker's
+_TRACKER_CODES = frozenset({OpTracker.__torch_function__.__code__, WRAPPER_CODE})
+_TRACKER_FILES = frozenset(code.co_filename for code in _TRACKER_CODES)
 _WARNINGS_FILES = frozenset({warnings.__file__, getattr(sys.modules.get("_py_warnings"), "__file__", None)})
 # NB: torch's wordings (torch/csrc/autograd/python_anomaly_mode.cpp; TensorBody.h), read by the rules
 EVIDENCE = re.compile(r"Error detected in \w+\. |The \.grad attribute of a Tensor that is not a leaf Tensor")
@@ -94,7 +96,7 @@ class WarningRecorder:
             return self._shown(message, category, filename, lineno, file, line)
         me = threading.get_ident()
         frame = _warning_frame(sys._getframe(1))
-        if filename == _TRACKER_FILE:
+        if filename in _TRACKER_FILES:
             frame, filename, lineno, line = _site_of_tracked_call(frame, filename, lineno, line)
         if me in self._passing:  # NB: the user's filters show it: already recorded
             return self._shown(message, category, filename, lineno, file, line)
@@ -175,9 +177,9 @@ def _site_of_tracked_call(frame: Optional[FrameType], filename: str, lineno: int
                           ) -> Tuple[Optional[FrameType], str, int, Optional[str]]:
     """Where a warning torch raised in a call the tracker passed on belongs: Python puts it at the
     innermost Python frame (the tracker's); the user's code that made the call is the frame under it."""
-    while frame is not None and frame.f_code is not _TRACKER_FUNCTION:
+    while frame is not None and frame.f_code not in _TRACKER_CODES:
         frame = frame.f_back
-    while frame is not None and frame.f_code is _TRACKER_FUNCTION:  # NB: nested captures
+    while frame is not None and frame.f_code in _TRACKER_CODES:  # NB: nested captures
         frame = frame.f_back
     if frame is None:
         return None, filename, lineno, line

@@ -141,3 +141,19 @@ def test_a_c_call_on_the_users_line_is_found_by_the_instructions_position():
     meta = torch.zeros(2, device="meta")
     full, fast = _failed_in_both(lambda: torch.cat([a, meta]))
     assert fast == full and fast[0] == "cat" and fast[2] == [(2, 3), (2,)]
+
+
+def test_a_warning_from_a_patched_call_is_located_at_the_users_line():
+    """Python places a warning torch raises at the innermost Python frame, the wrapper's; a plain cell shows
+    the user's line (warnwatch moves it there, as for the mode)."""
+    import inspect
+    import warnings
+
+    x, y = torch.ones(3), torch.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with capture(FAST) as run:
+            x.add_(1, y)  # NB: a deprecated overload: torch warns
+            line = inspect.currentframe().f_lineno - 1
+    [warned] = [w for w in run.record.warnings if "deprecated" in w.message]
+    assert (warned.filename, warned.lineno) == (__file__, line)

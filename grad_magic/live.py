@@ -35,15 +35,18 @@ FIRST_STEP: Dict[str, int] = {
     "frozen-by-no-grad": 4,
 }
 
-# NB: each rule's own precondition, read from the steps alone (plain fields: no rule runs, no name is looked up):
-# in a healthy loop no rule runs at a check but graph-kept-alive's, whose test of the cell's text is quick
-MAY_FIND: Dict[str, Callable[[List[Any]], bool]] = {
-    "train-eval-mode": lambda steps: any(h.eval_layers for s in steps for h in getattr(s, "models", ())),
-    "grads-not-zeroed": lambda steps: any(s.stale_params for s in steps),
-    "graph-kept-alive": lambda steps: True,
+# NB: each rule's own precondition, read from the record's plain fields (no rule runs, no name is looked up):
+# in a healthy loop no rule runs at a check
+MAY_FIND: Dict[str, Callable[[RunRecord], bool]] = {
+    "train-eval-mode": lambda r: any(h.eval_layers for s in r.steps for h in getattr(s, "models", ())),
+    "grads-not-zeroed": lambda r: any(s.stale_params for s in r.steps),
+    # NB: the rule's own test of the running cell's text (`total += loss`, `losses.append(loss)`), or a
+    # helper's local that the step watch saw grow
+    "graph-kept-alive": lambda r: "+" in r.source or "append" in r.source or
+    any(getattr(s, "growing", ()) for s in r.steps),
     # NB: a step with no model of the user's frames stepped by it (one held but made again, or none held)
-    "optimizer-not-on-model": lambda steps: any(not any(h.stepped for h in getattr(s, "models", ())) for s in steps),
-    "frozen-by-no-grad": lambda steps: not any(s.params_with_grad for s in steps),
+    "optimizer-not-on-model": lambda r: any(not any(h.stepped for h in getattr(s, "models", ())) for s in r.steps),
+    "frozen-by-no-grad": lambda r: not any(s.params_with_grad for s in r.steps),
 }
 
 
@@ -76,7 +79,7 @@ class LiveWatch:
         self._busy = True  # NB: a step made by something a rule or a display calls is not checked again
         try:
             so_far = record()
-            kinds = {k for k in kinds if MAY_FIND[k](so_far.steps)}
+            kinds = {k for k in kinds if MAY_FIND[k](so_far)}
             if not kinds:
                 return
             from .engine import diagnose_silent  # NB: the rules load with the first check, not with the capture

@@ -41,7 +41,7 @@ import torch.nn.functional
 
 from .names import instance_dict
 from .record import OpEvent
-from .tracker import InPlaceEvent, OpLog, producer_before, snapshot
+from .tracker import InPlaceEvent, OpLog, compiled_region, producer_before, snapshot
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _FUNCTIONAL_FILE = torch.nn.functional.__file__
@@ -183,7 +183,7 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
             return original(*args, **kwargs)
         trackers = _trackers()
-        if not trackers:
+        if not trackers or compiled_region(sys._getframe(1)):
             return original(*args, **kwargs)
         try:
             result = original(*args, **kwargs)

@@ -9,10 +9,12 @@ recorded with those modules, innermost first, so a rule can name the module that
 """
 from __future__ import annotations
 
+import os
 import sys
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Deque, Iterable, List, Optional, Set, Tuple
 
 import torch
@@ -29,6 +31,7 @@ _ACCESSORS = frozenset({"__get__", "__set__"})  # a property read or written (`t
 MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
 MAX_MODULES = 8  # modules kept per in-place op, innermost first
 _is_compiling = torch.compiler.is_compiling
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,17 @@ def producer_before(t: torch.Tensor) -> str:
     following = node.next_functions if node is not None else ()
     first = following[0][0] if following else None
     return type(first).__name__ if first is not None else ""
+
+
+def compiled_region(frame: Optional[FrameType]) -> bool:
+    """Whether the first frame from `frame` out that is not torch's is code torch.compile generated (FX's
+    `<eval_with_key>`, inductor's cache): a compiled region, where the trackers step aside -- its ops are not
+    lines of the user's (and inductor writes its buffers with out=)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        frame = frame.f_back
+    filename = frame.f_code.co_filename if frame is not None else ""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # NB: set by inductor itself once it has run
+    return filename.startswith("<eval_with_key>") or bool(cache) and filename.startswith(cache)
 
 
 def version_of(t: torch.Tensor) -> int:
@@ -152,6 +166,8 @@ class OpTracker(TorchFunctionMode):
         return result
 
     def _observe(self, name: str, args: tuple, kwargs: dict) -> None:
+        if compiled_region(sys._getframe(2)):
+            return
         if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
             self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"
                                  if name == "__setitem__" else "method")

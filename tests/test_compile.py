@@ -68,7 +68,8 @@ def test_a_compiled_function_gives_the_plain_result_without_graph_breaks(fresh_d
         # own F.relu -> torch.relu_): a plain call afterwards reuses the graph compiled while tracked
         _run(fn, x)
         assert _graphs() == 1
-        assert {(e.name, e.how) for e in run.record.inplace_ops} >= {("relu", "inplace=True"), ("add_", "method")}
+    # NB: the compiled region's ops run from generated code (FX's <eval_with_key>): the trackers step aside
+    assert run.record.inplace_ops == []
 
 
 def test_fast_mode_compiled_first_in_a_plain_run_is_not_recompiled_when_tracked(fresh_dynamo):

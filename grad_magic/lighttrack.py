@@ -11,9 +11,10 @@ call of its own, so patching only those costs nothing measurable (bench/). What 
   (`torch._C._nn.leaky_relu_`, `torch._VF.dropout_` ...): only called when an op does write in place, so an
   `F.relu(x)` without `inplace=True` pays nothing.
 
-`out=` is not tracked in fast mode (any torch function takes it: only a mode sees them all; full mode does).
-Warnings torch raises inside a patched call are located at the user's line by warnwatch only for the mode's
-frames; in-place ops rarely warn.
+`out=` is not tracked in fast mode: any torch function takes it, so only a mode sees them all (full mode
+does); wrapping every torch function would put a Python call on the hot path and, for a compiled function
+that names one (`torch.cat`), a guard on it that compiles the function again each time tracking goes on or
+off. Warnings torch raises inside a patched call are placed at the user's line by warnwatch, as for the mode.
 
 Which calls are recorded (the mode saw only the calls user code made, not those inside torch functions):
 a call whose caller is torch's own code is not recorded -- `nn.init.uniform_` at model construction, a
@@ -22,8 +23,10 @@ BatchNorm's counter, torch's Python helpers -- except the `inplace=True` kernels
 `forward()` ran them (what the mode recorded for `F.relu(x, inplace=True)`). Calls made while `log.paused`
 (optimizer steps, set by the step watch), in another thread than the capture's, or while dynamo traces
 (`torch.compiler.is_compiling()`, checked first, so that a compiled region traces torch's own function and
-no guard on our state) are passed on unrecorded. A call that raises is recorded in `log.failed` and re-raised
-as it is; its wrapper frame is hidden from the user's traceback (`WRAPPER_CODE`, in capture.HIDDEN_CODE).
+no guard on our state), or from a compiled region's generated code (`tracker.compiled_region`) are passed on
+unrecorded. An in-place call that raises is recorded in `log.failed` and re-raised as it is; its wrapper frame
+is hidden from the user's traceback (`WRAPPER_CODE`, in capture.HIDDEN_CODE). Any other op that raised is
+rebuilt from the traceback after the run (`rebuild_failure`, called by the capture when it makes the record).
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from . import catalog
 from .model import Diagnosis, LiveInfo
@@ -64,6 +64,7 @@ class LiveWatch:
         self.namespace = namespace  # NB: the user's, read as it is at the step (the cell writes to it as it runs)
         self.language = language
         self.shown: Dict[str, Diagnosis] = {}
+        self._unshown: Set[str] = set()  # NB: kinds whose display failed: not tried again, shown at the end
         self._show = show or show_card
         self._busy = False
 
@@ -73,7 +74,8 @@ class LiveWatch:
 
     def at_step(self, count: int, record: Callable[[], RunRecord]) -> None:
         """Run the silent rules on the run so far (`record()`) and show each new kind. Never raises an Exception."""
-        kinds = {k for k, first in FIRST_STEP.items() if count >= first and k not in self.shown}
+        kinds = {k for k, first in FIRST_STEP.items()
+                 if count >= first and k not in self.shown and k not in self._unshown}
         if not kinds or self._busy:
             return
         self._busy = True  # NB: a step made by something a rule or a display calls is not checked again
@@ -86,12 +88,19 @@ class LiveWatch:
 
             for d in diagnose_silent(so_far, self.namespace, kinds, self.language):
                 if d.kind in kinds and d.kind not in self.shown:
-                    d = self.shown[d.kind] = as_live(d, count)
-                    self._show(d)
+                    self._show_one(as_live(d, count))
         except Exception:  # NB: watching never changes what the user's loop does
             pass
         finally:
             self._busy = False
+
+    def _show_one(self, d: Diagnosis) -> None:
+        try:
+            self._show(d)
+        except Exception:
+            self._unshown.add(d.kind)  # NB: then the end of the cell shows it, as without a live watch
+        else:
+            self.shown[d.kind] = d
 
 
 def as_live(d: Diagnosis, step: int) -> Diagnosis:

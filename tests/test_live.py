@@ -167,3 +167,30 @@ def test_in_a_terminal_the_card_is_printed_while_the_loop_prints(tmp_path: Path)
     assert "Found while the cell runs: Step 2: `opt` stepped" in out and "Ctrl-C in a terminal" in out
     note = out.index("grads-not-zeroed was shown live at step 2; the cell ran")
     assert out.index("STEP 199\n") < note < out.index("DONE")
+
+
+@pytest.mark.parametrize("anomaly", [True, False], ids=["full", "fast"])
+def test_a_card_that_fails_to_show_leaves_the_loop_and_the_tracker_as_they_were(anomaly):
+    import torch
+
+    from grad_magic.capture import Capture, CaptureOptions
+    from grad_magic.engine import diagnose
+    from grad_magic.live import LiveWatch, after_live
+
+    def broken(d):
+        raise RuntimeError("the display failed")
+
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    watch = LiveWatch({"model": model, "opt": opt}, show=broken)
+    with Capture(CaptureOptions(anomaly=anomaly), filename=__file__, source="", namespace={}, live=watch) as run_:
+        for step in range(4):
+            model(torch.ones(1, 2)).sum().backward()
+            opt.step()
+        with torch.no_grad():
+            model.weight.mul_(1.0)  # NB: after the failed display: still recorded, so the tracker is back on
+    assert run_.record.exception is None and watch.shown == {}
+    assert [e.name for e in run_.record.inplace_ops][-1:] == ["mul_"]
+    # NB: a card that could not be shown live is shown when the cell ends
+    cards, notes = after_live(diagnose(run_.record, {"model": model, "opt": opt}), watch)
+    assert "grads-not-zeroed" in [d.kind for d in cards] and notes == []

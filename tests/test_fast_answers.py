@@ -34,15 +34,17 @@ CASES = sorted(p for kind in KINDS for p in (HERE / "cases" / kind).glob("*.py")
 # full mode does not
 NOT_MATCHED = {
     "saved-tensor-modified-in-place/no_grad_out":
-        "the --fast tracker does not record `torch.clamp(h, ..., out=h)` under no_grad: no write, no line",
+        "fast mode's light tracker does not track `out=` (lighttrack.py: any torch function takes it, only a mode "
+        "sees them all): `torch.clamp(h, ..., out=h)` is no recorded write, and no line is named",
     "saved-tensor-modified-in-place/out_argument":
-        "the --fast tracker does not record `torch.mul(batch, 2, out=batch)`: no write, no line",
+        "fast mode's light tracker does not track `out=`: `torch.mul(batch, 2, out=batch)` is no recorded write, "
+        "and no line is named",
 }
 # same lines, other words: neither mode knows the forward line, and each says why in its own words
 SAME_LINES_ONLY = {
     "saved-tensor-modified-in-place/forward_in_earlier_cell":
         "the forward ran in an earlier plain cell: full mode says it ran unwatched, fast mode names the node "
-        "(ExpBackward0) and says no line before the write could be tied to it",
+        "(ExpBackward0) and says no line of the code that ran could be tied to it",
 }
 # nan cases whose gradients hold no NaN at the end of the cell
 NAN_GONE = {

@@ -99,10 +99,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "inplace.saved.why_saved_node_fast": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved for "
               "{node}. Which forward line made that node is not known: this run had no anomaly detection "
-              "(--fast or %gradcheck on), and no line before the write could be tied to it; run the cell under "
+              "(--fast or %gradcheck on), and no line of the code that ran could be tied to it; run the cell under "
               "%%gradcheck without --fast to see that line.",
         "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是为 {node} 保存的。无法得知是哪一行"
-              "前向代码创建了这个节点：本次运行没有开启异常检测（--fast 或 %gradcheck on），写入之前也没有哪一行能"
+              "前向代码创建了这个节点：本次运行没有开启异常检测（--fast 或 %gradcheck on），运行过的代码中也没有哪一行能"
               "与它对应上；用不带 --fast 的 %%gradcheck 重新运行该单元格即可看到这一行。",
     },
     "inplace.saved.why_saved_unknown": {
@@ -201,6 +201,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "修复会在 `{optimizer}.step()` 之后，用更新后的模型重新做一次前向传播来计算这个损失：这正是 "
               "PyTorch 官方 GAN 示例的顺序（先更新判别器，再对 D(fake) 重新计算生成器的损失），每个 "
               "backward() 都得到它所更新参数的计算图。",
+    },
+    "inplace.saved.why_unseen_fast": {
+        "en": "grad_magic did not see which in-place operation changed {name}: without anomaly mode (--fast or "
+              "%gradcheck on) a function's `out=` argument is not tracked, and the write may also have run inside "
+              "a library function, in an earlier cell, or through an alias. Look for `out=`, `x += ...`, "
+              "`x[...] = ...`, methods ending in `_` and `inplace=True` applied to it after it was computed.",
+        "zh": "grad_magic 没有观察到是哪个原地操作修改了 {name}：不开启异常检测时（--fast 或 %gradcheck on）不会"
+              "追踪函数的 `out=` 参数，写入也可能发生在库函数内部、之前的单元格中，或通过别名完成。请检查它被计算"
+              "出来之后，是否对它用了 `out=`、`x += ...`、`x[...] = ...`、以 `_` 结尾的方法或 `inplace=True`。",
     },
     "inplace.saved.why_unseen": {
         "en": "grad_magic did not see which in-place operation changed {name}: it ran inside a library "

@@ -27,7 +27,7 @@ from ..registry import rule
 from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_candidates, saved_tensor,
                       stepped_parameter, tied_writes, writing_op)
 from .culprit_place import Placed, other_writes, place
-from .culprit_forward import forward_from_graph, forward_of_step
+from .culprit_forward import forward_from_graph, forward_of_step, refusing_node
 from .culprit_spot import InPlaceSpot, inplace_spot
 from .fix import combined, flag_fix, spot_fix
 from .fix_step import recompute_after_step
@@ -272,10 +272,13 @@ def _recompute_fix(ctx: RuleContext, step: StepEvent, opt: object, optimizer: st
 
 
 def _unseen(ctx: RuleContext, saved: Saved) -> Diagnosis:
+    node = refusing_node(ctx, saved.err) if saved.node is None else None
+    saved = Saved(saved.err, node, None, False) if node is not None else saved  # NB: the node, without a line
     found = saved_candidates(ctx, saved.err) if saved.err.shape is not None else []
     names = sorted({n for t in found for n in [ctx.names.name_for(t)] if n})
     name = quote(names[0]) if len(names) == 1 else ctx.say("inplace.saved.the_tensor")
-    why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_unseen", name=name)]
+    unseen = "inplace.saved.why_unseen" if anomaly_was_on(ctx) else "inplace.saved.why_unseen_fast"
+    why = [_why_saved(ctx, saved, name), ctx.say(unseen, name=name)]
     return ctx.diagnosis(
         KIND, ERROR, title=catalog.sentences([ctx.say("inplace.saved.title", name=name)], ctx.language,
                                              capitalise=True),

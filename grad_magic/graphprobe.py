@@ -226,20 +226,24 @@ def module_params(module: Any) -> Iterator[torch.Tensor]:
 
 
 def nan_gradients(params: Iterable[torch.Tensor]) -> Tuple[NanGradient, ...]:
-    """The parameters whose `.grad` holds a NaN: one reduction and one host sync per device, whatever the count."""
-    by_device: Dict[Tuple[torch.device, torch.dtype], List[torch.Tensor]] = {}
+    """The parameters whose `.grad` holds a NaN: one reduction per dtype and one host sync per device, whatever
+    the count (a second one only when a NaN is there, to say where)."""
+    by_device: Dict[torch.device, Dict[torch.dtype, List[torch.Tensor]]] = {}
     seen: set = set()
     for p in params:
-        grad = p.grad if id(p) not in seen and len(seen) < MAX_PARAMS else None
+        if len(seen) >= MAX_PARAMS:
+            break
+        grad = p.grad if id(p) not in seen else None
         seen.add(id(p))
         if type(grad) is torch.Tensor and grad.is_floating_point() and grad.layout == torch.strided:
-            by_device.setdefault((grad.device, grad.dtype), []).append(p)
+            by_device.setdefault(grad.device, {}).setdefault(grad.dtype, []).append(p)
     found: List[NanGradient] = []
-    for group in by_device.values():
-        grads = [p.grad for p in group]
+    for groups in by_device.values():
+        group = [p for ps in groups.values() for p in ps]
         with torch.no_grad(), torch._C.DisableTorchFunction():  # NB: a mode the user left on sees none of it
-            norms = torch.stack(torch._foreach_norm(grads))  # NB: NaN in, NaN out; inf stays inf
-            bad = torch.isnan(norms)
+            # NB: a norm is NaN when a value is (inf stays inf); one flag per parameter, in `group`'s order
+            bad = torch.cat([torch.isnan(torch.stack(torch._foreach_norm([p.grad for p in ps])))
+                             for ps in groups.values()])
             if not bool(bad.any()):  # NB: the one sync of this device
                 continue
             flags = bad.tolist()

@@ -181,6 +181,19 @@ def test_nan_gradients_names_only_the_parameters_holding_nan():
     assert [n.ref() is model[0].weight for n in found] == [True]
 
 
+def test_nan_gradients_of_several_dtypes_keep_their_parameters():
+    """One reduction per dtype, one flag per parameter: the flags stay with their parameters across groups."""
+    ps = [torch.nn.Parameter(torch.zeros(n, dtype=d)) for n, d in ((3, torch.float32), (2, torch.float64),
+                                                                    (4, torch.bfloat16), (5, torch.float64))]
+    for p in ps:
+        p.grad = torch.zeros_like(p)
+    ps[3].grad[4] = float("nan")
+    ps[2].grad[0] = float("nan")
+    found = graphprobe.nan_gradients(ps)
+    assert sorted(id(n.ref()) for n in found) == sorted((id(ps[2]), id(ps[3])))
+    assert sorted(n.dtype for n in found) == ["bfloat16", "float64"]
+
+
 def test_a_fast_training_loop_leaves_its_nan_gradients_on_the_record():
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -71,13 +71,13 @@ def _forward_line(ctx: RuleContext, p: Placed, node: str, saved: FrozenSet[str])
         return None  # NB: one node type saving the tensor as its output and as an input: not one way to look
     base = re.sub(r"Backward\d*$", "", node)
     modules = [m for m in (ref() for ref in getattr(event, "modules", ())) if m is not None]
-    target: Optional[str] = None
-    for depth, (filename, lineno) in enumerate(event.frames[:4]):
+    param: Optional[Tuple[str, int, str]] = None  # (function, position, name): the caller's argument is the tensor
+    for filename, lineno in event.frames[:4]:
         tree = cell_tree(sources.text(filename))
         stmt = enclosing_statement(tree, lineno) if tree is not None else None
         if stmt is None:
             return None
-        target = _written_name(stmt) if depth == 0 else _argument_name(stmt, *target)
+        target = _written_name(stmt) if param is None else _argument_name(stmt, *param)
         if target is None:
             return None
         scope = function_around(tree, lineno)
@@ -87,13 +87,13 @@ def _forward_line(ctx: RuleContext, p: Placed, node: str, saved: FrozenSet[str])
         for s in reversed(before):
             if any(_makes(e, base, modules, scope, filename) for e in _tied(s, names, output)):
                 return filename, s.lineno
-        target = _parameter(scope, target, names, before)
-        if target is None:
+        param = _parameter(scope, target, before)
+        if param is None:
             return None
     return None
 
 
-def _parameter(scope: ast.AST, name: str, names: Set[str], before: List[ast.stmt]) -> Optional[Tuple[str, int, str]]:
+def _parameter(scope: ast.AST, name: str, before: List[ast.stmt]) -> Optional[Tuple[str, int, str]]:
     """(function, position, name) when `name` is a parameter of the function `scope` never bound again before
     the write: the caller's argument is the tensor."""
     if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):

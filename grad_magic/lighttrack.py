@@ -335,8 +335,8 @@ def _call_at(entry: Any) -> Tuple[str, List[torch.Tensor]]:
 
 
 def _named(frame: Any, nodes: Iterable[ast.AST]) -> List[torch.Tensor]:
-    """The tensors the argument expressions name: a variable, a list of them, a module's parameter or buffer
-    (read from its registries, no attribute access runs)."""
+    """The tensors the argument expressions name: a variable, a list of them, a module's parameter, buffer or
+    list of tensors (read from its registries and its own dict: no attribute access runs)."""
     found: List[torch.Tensor] = []
     for node in nodes:
         items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
@@ -356,4 +356,5 @@ def _value(frame: Any, node: ast.AST) -> Any:
                 table = held.get(registry)
                 if isinstance(table, dict) and node.attr in table:
                     return table[node.attr]
+            return held.get(node.attr)  # NB: a plain attribute (an RNN's `_flat_weights` list): the dict's own
     return None

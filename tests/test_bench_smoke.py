@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "time_to_card", "grad_device", "load")
+SECTIONS = ("overhead", "compile_time", "time_to_card", "grad_device", "load")
 
 
 def numbers(value):
@@ -41,9 +41,10 @@ def test_quick_bench_writes_every_section(tmp_path):
         assert results.get(section), f"section {section!r} missing or empty"
         found = list(numbers(results[section]))
         assert found and all(math.isfinite(x) for x in found), f"section {section!r}: {found}"
-    assert set(results["overhead"]["cpu"]) == {"mlp", "cnn", "lstm"}
+    assert set(results["overhead"]["cpu"]) == {"mlp", "cnn", "lstm", "transformer", "compiled"}
     for workload in results["overhead"]["cpu"].values():
-        assert set(workload["seconds"]) == {"plain", "detect_anomaly", "gradcheck", "gradcheck_fast"}
+        assert set(workload["seconds"]) == {"plain", "detect_anomaly", "gradcheck", "gradcheck_fast", "always_on"}
+    assert set(results["compile_time"]["seconds"]) == {"plain", "gradcheck_fast", "always_on"}
     cases = results["time_to_card"]["cases"]
     assert len(cases) == 6
     assert all(case["diagnosed"] for case in cases.values()), "a seed failure got no card"

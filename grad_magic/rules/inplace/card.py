@@ -20,7 +20,7 @@ from ... import catalog
 from ...facts import shape_text, tensor_fact
 from ...model import ERROR, Diagnosis, Fix, TensorFact
 from ...cell import cell_tree, enclosing_statement, split_lines
-from ...record import OpEvent, StepEvent, TensorSnapshot
+from ...record import StepEvent, TensorSnapshot
 from ..context import RuleContext
 from ..kit import calls_in, dotted, line_code, one_line, optimizer_params, quote
 from ..registry import rule

@@ -204,7 +204,11 @@ def plain_class(value: Any) -> bool:
     `value.__class__`, through the class's `__getattribute__`: a `__class__` property or an overridden
     `__getattribute__` (a proxy, a lazy object) is user code, maybe slow, maybe raising. Such an object is
     no name the rules can reason about. Decided from the type alone, once per type."""
-    cls = type(value)
+    return plain_type(type(value))
+
+
+def plain_type(cls: type) -> bool:
+    """`plain_class` of the instances of `cls`."""
     try:
         return _PLAIN[cls]
     except KeyError:

@@ -25,7 +25,7 @@ import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
-from .names import instance_dict, plain_class
+from .names import instance_dict, plain_type
 from .record import StepEvent
 from .sources import Sources
 
@@ -255,9 +255,24 @@ def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
 def _plain_object(value: Any) -> bool:
     """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
     cls = type(value)
-    return plain_class(value) and not _is(value, (torch.nn.Module, torch.Tensor, type)) and \
-        getattr(cls, "__module__", "builtins") not in ("builtins", "types") and \
-        not cls.__module__.startswith(("torch", "numpy", "IPython")) and instance_dict(value) is not None
+    try:
+        user = _USER_TYPES[cls]
+    except KeyError:
+        user = _USER_TYPES[cls] = _user_type(cls)
+    except TypeError:  # a type that refuses weak references: decide each time
+        user = _user_type(cls)
+    return user and instance_dict(value) is not None
+
+
+def _user_type(cls: type) -> bool:
+    """Decided from the type alone, once per type (the step watch asks at every step, for every name)."""
+    module = cls.__dict__.get("__module__", "builtins")  # NB: the class's own dict: no metaclass property runs
+    return plain_type(cls) and not issubclass(cls, (torch.nn.Module, torch.Tensor, type)) and \
+        isinstance(module, str) and module not in ("builtins", "types") and \
+        not module.startswith(("torch", "numpy", "IPython"))
+
+
+_USER_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 
 def _dict_of(value: Any) -> Dict[str, Any]:

@@ -130,7 +130,7 @@ class AlwaysOn:
             return
         if run.record is not None and not _compiled_as(self._shell, self._predicted, result):
             return  # NB: the name was not the one IPython gave the cell: no line of it is known; no card
-        self.cards += self._show(self._shell, run, self._options)
+        self.cards += self._show(self._shell, run, self._options) + (len(run.live.shown) if run.live else 0)
 
 
 def _steps_aside(raw: str) -> bool:

@@ -190,3 +190,14 @@ def test_a_silent_bug_shows_live_while_the_watched_cell_runs(shell):
     assert [c["kind"] for c in cards] == ["grads-not-zeroed"] and cards[0]["live"]["step"] <= 10, cards
     notes = [o["data"]["text/plain"] for o in shell.display_pub.outputs if mime not in o["data"]]
     assert len(notes) == 1 and "shown live at step" in notes[0], notes
+    assert shell.run_line_magic("gradcheck", "") is None and shell_says(shell, "off") == "cards shown: 1"
+
+
+def shell_says(shell, line: str) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        shell.run_line_magic("gradcheck", line)
+    return re.search(r"cards shown: \d+", out.getvalue()).group(0)

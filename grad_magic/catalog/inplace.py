@@ -91,19 +91,20 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "inplace.saved.why_saved_fast": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass, and {name} is one "
               "of them{producer}. Which forward line saved it is not known: this run had no anomaly "
-              "detection (--fast); run the cell without --fast to see that line.",
+              "detection (--fast or %gradcheck on); run the cell with %%gradcheck (full mode, without --fast) to "
+              "see that line.",
         "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量，{name} 就是其中之一{producer}。"
-              "无法得知是哪一行前向代码保存了它：本次运行没有开启异常检测（--fast）；去掉 --fast "
-              "重新运行即可看到这一行。",
+              "无法得知是哪一行前向代码保存了它：本次运行没有开启异常检测（--fast 或 %gradcheck on）；用 "
+              "%%gradcheck（完整模式，不带 --fast）重新运行该单元格即可看到这一行。",
     },
     "inplace.saved.why_saved_node_fast": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved for "
               "{node}. Which forward line made that node is not known: this run had no anomaly detection "
-              "(--fast or %gradcheck on), and no line of the code that ran could be tied to it; run the cell under "
-              "%%gradcheck without --fast to see that line.",
+              "(--fast or %gradcheck on), and no line of the code that ran could be tied to it; run the cell with "
+              "%%gradcheck (full mode, without --fast) to see that line.",
         "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是为 {node} 保存的。无法得知是哪一行"
               "前向代码创建了这个节点：本次运行没有开启异常检测（--fast 或 %gradcheck on），运行过的代码中也没有哪一行能"
-              "与它对应上；用不带 --fast 的 %%gradcheck 重新运行该单元格即可看到这一行。",
+              "与它对应上；用 %%gradcheck（完整模式，不带 --fast）重新运行该单元格即可看到这一行。",
     },
     "inplace.saved.why_saved_unknown": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass, and {name} is one "

@@ -107,7 +107,7 @@ class Sources:
     def _is_user(self, filename: str) -> bool:
         if self._current and filename == self._current[0] or self.cell_number(filename) is not None:
             return True
-        if filename.startswith("<") or not filename.endswith(".py"):
+        if filename.startswith("<") or not filename.endswith(".py") or _generated(filename):
             return False
         return not os.path.realpath(filename).startswith(_LIBRARIES)
 
@@ -145,6 +145,12 @@ class Sources:
         """The user frames of a traceback, outermost first, each with its variables."""
         return tuple(Frame(self.site(t.tb_frame.f_code, t.tb_lineno), t.tb_frame.f_locals)
                      for t in _entries(tb) if self.is_user(t.tb_frame.f_code.co_filename))
+
+
+def _generated(filename: str) -> bool:
+    """Code torch.compile's inductor wrote to its cache (`/tmp/torchinductor_<user>/…/*.py`): torch's, not the user's."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return f"{os.sep}torchinductor_" in filename or bool(cache) and filename.startswith(cache)
 
 
 def _entries(tb: Optional[TracebackType]) -> Iterator[TracebackType]:

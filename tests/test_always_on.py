@@ -201,3 +201,4 @@ def shell_says(shell, line: str) -> str:
     with contextlib.redirect_stdout(out):
         shell.run_line_magic("gradcheck", line)
     return re.search(r"cards shown: \d+", out.getvalue()).group(0)
+

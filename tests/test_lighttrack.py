@@ -150,7 +150,7 @@ def test_a_warning_from_a_patched_call_is_located_at_the_users_line():
     import warnings
 
     x, y = torch.ones(3), torch.ones(3)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True):  # NB: recorded, not shown in the test run's summary
         warnings.simplefilter("always")
         with capture(FAST) as run:
             x.add_(1, y)  # NB: a deprecated overload: torch warns

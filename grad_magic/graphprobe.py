@@ -235,7 +235,9 @@ def nan_gradients(params: Iterable[torch.Tensor]) -> Tuple[NanGradient, ...]:
             break
         grad = p.grad if id(p) not in seen else None
         seen.add(id(p))
-        if type(grad) is torch.Tensor and grad.is_floating_point() and grad.layout == torch.strided:
+        # NB: a meta tensor has no values (whether one is NaN is unknowable): left out
+        if type(grad) is torch.Tensor and grad.is_floating_point() and grad.layout == torch.strided and \
+                grad.device.type != "meta":
             by_device.setdefault(grad.device, {}).setdefault(grad.dtype, []).append(p)
     found: List[NanGradient] = []
     for groups in by_device.values():

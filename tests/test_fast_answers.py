@@ -213,3 +213,17 @@ def test_a_global_ignore_filter_costs_fast_mode_no_evidence(shell):
                    "a = torch.randn(3, requires_grad=True)\nx = torch.sigmoid(a)\nx[0] = 0\nx.sum().backward()\n")
     d = next(d for d in grad_magic.last_diagnoses() if d.kind == "saved-tensor-modified-in-place")
     assert "line 6 (`x = torch.sigmoid(a)`) saved `x`" in d.why, d.why
+
+
+def test_meta_gradients_are_left_out_of_the_nan_check():
+    """A meta tensor has no values: the check leaves it out instead of failing on it (numpy-on-device-tensor's
+    cases stand in for a GPU with meta)."""
+    import torch
+
+    from grad_magic.graphprobe import nan_gradients
+
+    p = torch.nn.Parameter(torch.zeros(3, device="meta"))
+    p.grad = torch.zeros(3, device="meta")
+    q = torch.nn.Parameter(torch.zeros(2))
+    q.grad = torch.tensor([float("nan"), 0.0])
+    assert [n.ref() is q for n in nan_gradients([p, q])] == [True]

@@ -118,19 +118,25 @@ def _next(node: Any) -> Tuple[Tuple[Any, int], ...]:
 def refused_saved(node: Any) -> Iterator[Tuple[str, str]]:
     """(which saved value, torch's message) for each saved value of `node` torch refuses to give back."""
     if issubclass(type(node), _CUSTOM):  # NB: the user's Function class: only torch's descriptors are read
-        if _hooked(_CUSTOM_RAW(node)):
-            return
-        message = _read(lambda: _CUSTOM_SAVED(node))
+        raw, message = _raw(lambda: _CUSTOM_RAW(node))
+        message = message or ("" if _hooked(raw) else _read(lambda: _CUSTOM_SAVED(node)))
         if message:
             yield "tensors", message
         return
     for attr in _saved_attrs(type(node)):
-        raw = getattr(node, "_raw_saved_" + attr, None)
-        if _hooked(raw):
-            continue
-        message = _read(lambda: getattr(node, "_saved_" + attr))
+        raw, message = _raw(lambda: getattr(node, "_raw_saved_" + attr, None))
+        message = message or ("" if _hooked(raw) else _read(lambda: getattr(node, "_saved_" + attr)))
         if message:
             yield attr, message
+
+
+def _raw(get: Any) -> Tuple[Any, str]:
+    """A node's raw saved value, or torch's message when it refuses even that (a buffer freed by a backward()
+    without retain_graph refuses its raw value too)."""
+    try:
+        return get(), ""
+    except RuntimeError:
+        return None, _read(get)
 
 
 _ATTRS: Dict[type, Tuple[str, ...]] = {}

@@ -227,3 +227,17 @@ def test_meta_gradients_are_left_out_of_the_nan_check():
     q = torch.nn.Parameter(torch.zeros(2))
     q.grad = torch.tensor([float("nan"), 0.0])
     assert [n.ref() is q for n in nan_gradients([p, q])] == [True]
+
+
+def test_a_freed_buffer_refuses_its_raw_value_and_the_probe_says_so():
+    """After a backward() without retain_graph the saved buffers are freed, and torch refuses even their raw
+    values: the probe reads that as a refusal (a rule once crashed on it and fell back to a generic card)."""
+    import torch
+
+    from grad_magic.graphprobe import broken_nodes
+
+    a = torch.randn(3, requires_grad=True)
+    y = torch.relu(a) * a
+    y.sum().backward()
+    facts = broken_nodes([y])
+    assert facts.broken and all(b.freed for b in facts.broken), facts

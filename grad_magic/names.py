@@ -204,7 +204,11 @@ def plain_class(value: Any) -> bool:
     `value.__class__`, through the class's `__getattribute__`: a `__class__` property or an overridden
     `__getattribute__` (a proxy, a lazy object) is user code, maybe slow, maybe raising. Such an object is
     no name the rules can reason about. Decided from the type alone, once per type."""
-    return plain_type(type(value))
+    cls = type(value)
+    try:  # NB: inline, not plain_type(cls): called for every object of a namespace, every scan
+        return _PLAIN[cls]
+    except (KeyError, TypeError):
+        return plain_type(cls)
 
 
 def plain_type(cls: type) -> bool:

@@ -19,12 +19,13 @@ VARIANTS = ("plain", "detect_anomaly", "gradcheck", "gradcheck_fast", "always_on
 ORDER = ("always_on", "plain", "gradcheck_fast", "detect_anomaly", "gradcheck")  # each ratio's pair adjacent
 ALWAYS_ON, ALWAYS_OFF = "%gradcheck on\n", "%gradcheck off\n"
 
-# NB: sizes chosen so that the plain loop takes ~0.2-0.5 s on an idle 2-core CPU with 1 torch thread.
-FULL = {"mlp": {"steps": 100, "width": 256, "batch": 64},
-        "cnn": {"steps": 6, "channels": 16, "batch": 16},
-        "lstm": {"steps": 8, "hidden": 64, "seq": 24, "batch": 16},
-        "transformer": {"steps": 6, "d_model": 64, "seq": 32, "batch": 16},
-        "compiled": {"steps": 100, "width": 256, "batch": 64, "backend": "inductor"}}
+# NB: sizes chosen so that the plain loop takes ~0.2-0.5 s on an idle 2-core CPU with 1 torch thread: a
+# training cell, not a single step (a watched cell's own cost, whatever it runs, is `fixed_cost`'s figure).
+FULL = {"mlp": {"steps": 200, "width": 256, "batch": 64},
+        "cnn": {"steps": 50, "channels": 16, "batch": 16},
+        "lstm": {"steps": 80, "hidden": 64, "seq": 24, "batch": 16},
+        "transformer": {"steps": 50, "d_model": 64, "seq": 32, "batch": 16},
+        "compiled": {"steps": 200, "width": 256, "batch": 64, "backend": "inductor"}}
 QUICK = {"mlp": {"steps": 2, "width": 8, "batch": 2},
          "cnn": {"steps": 1, "channels": 2, "batch": 1},
          "lstm": {"steps": 1, "hidden": 4, "seq": 2, "batch": 1},
@@ -193,6 +194,28 @@ def measure_workload(shell: Any, workload: str, sizes: Dict[str, int], device: s
 def measure(shell: Any, quick: bool, repeats: int, device: str = "cpu") -> Dict[str, Any]:
     return {w: measure_workload(shell, w, sizes, device, repeats)
             for w, sizes in (QUICK if quick else FULL).items()}
+
+
+FIXED_VARIANTS = ("always_on", "plain", "gradcheck_fast")
+FIXED_CELL = "y = (batches[0][0] * 2).sum()\n"  # NB: one torch op, no step: what a watched cell costs by itself
+
+
+def fixed_cost(shell: Any, quick: bool, repeats: int) -> Dict[str, Any]:
+    """Milliseconds a watched cell costs whatever it runs (hooks on and off, the end-of-cell checks): a cell of
+    one torch op, always-on and --fast minus plain, round by round. Run after `measure` (its `batches`)."""
+    cells = {"plain": FIXED_CELL, "gradcheck_fast": "%%gradcheck --fast\n" + FIXED_CELL, "always_on": FIXED_CELL}
+    for name in FIXED_VARIANTS:
+        timed_variant(shell, name, cells[name])
+    times: Dict[str, List[float]] = {v: [] for v in FIXED_VARIANTS}
+    for round_ in range(3 if quick else 5 * repeats):
+        for name in FIXED_VARIANTS if round_ % 2 == 0 else FIXED_VARIANTS[::-1]:
+            times[name].append(timed_variant(shell, name, cells[name])[0])
+    result = {"seconds": {v: summary(t) for v, t in times.items()},
+              "always_on_minus_plain_ms": summary([1000 * (a - b) for a, b in zip(times["always_on"], times["plain"])]),
+              "fast_minus_plain_ms": summary([1000 * (a - b) for a, b in zip(times["gradcheck_fast"], times["plain"])])}
+    log(f"  fixed cost of a watched cell: always-on {result['always_on_minus_plain_ms']['median']:.2f} ms, "
+        f"--fast {result['fast_minus_plain_ms']['median']:.2f} ms")
+    return result
 
 
 COMPILE_VARIANTS = ("always_on", "plain", "gradcheck_fast")

@@ -22,7 +22,8 @@ def _overhead_rows(overhead: Dict[str, Any], device: str) -> List[Dict[str, Any]
     rows = []
     for workload, r in overhead.items():
         plain_ms = 1000 * r["seconds"]["plain"]["median"]
-        name = f"{workload} ({device}, plain {plain_ms:.0f} ms)"
+        steps = r.get("sizes", {}).get("steps")
+        name = f"{workload} ({device}, plain {plain_ms:.0f} ms" + (f", {steps} steps)" if steps else ")")
         rows.append(_row("overhead", f"{name}: %%gradcheck / detect_anomaly",
                          r["gradcheck_over_detect_anomaly"], RATIO_TARGET, "x",
                          r["cpu_gradcheck_over_detect_anomaly"]))
@@ -45,6 +46,10 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     rows: List[Dict[str, Any]] = []
     for device, overhead in results["overhead"].items():
         rows += _overhead_rows(overhead, device)
+    if "fixed_cost" in results:
+        for label, key in (("always-on", "always_on_minus_plain_ms"), ("--fast", "fast_minus_plain_ms")):
+            rows.append(_row("fixed cost", f"a watched cell of one torch op, no step: {label} minus plain",
+                             results["fixed_cost"][key], float("inf"), "ms"))
     if "compile_time" in results:
         rows += _compile_rows(results["compile_time"])
     for kind, r in results["time_to_card"]["cases"].items():

@@ -87,6 +87,7 @@ def main(argv: List[str] | None = None) -> int:
     results["overhead"] = {"cpu": overhead.measure(shell, args.quick, repeats)}
     if torch.cuda.is_available():
         results["overhead"]["cuda"] = overhead.measure(shell, args.quick, repeats, device="cuda")
+    results["fixed_cost"] = overhead.fixed_cost(shell, args.quick, repeats)
     results["compile_time"] = overhead.compile_time(shell, args.quick, repeats)
     results["time_to_card"] = card_time.measure(shell, args.quick, repeats)
     results["grad_device"] = device_walk.measure(shell, args.quick, repeats)

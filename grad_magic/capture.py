@@ -74,15 +74,18 @@ class _StepWatch:
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
         # (thread, id(optimizer), whether it took the tracker off) of each step under way, innermost last
         self._running: List[Tuple[int, int, bool]] = []
-        self._look = StepLook(log.sources)  # NB: what the user's frames hold at each step (stepwatch.py)
+        self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
         self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
         self.live: Optional[LiveWatch] = None
         self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
+        self.light: Optional[LightTracker] = None  # fast mode's: the optimizers' entry points off during a step
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         self._log.paused += 1
+        if self.light is not None:
+            self.light.step_begins()
         popped = self._tracker is not None and pop_function_mode(self._tracker)
         if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
             self._running.append((threading.get_ident(), id(optimizer), popped))
@@ -104,14 +107,20 @@ class _StepWatch:
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
         self._log.paused = max(0, self._log.paused + (1 if pause else -1))
+        if self.light is not None:
+            (self.light.step_begins if pause else self.light.step_ends)()
         if popped and (pause or not self.closed):
             (pop_function_mode if pause else push_function_mode)(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         try:
+            after = self._after
             for p in _params(optimizer):
-                if p.grad is not None:
-                    self._after[id(p)] = (weakref.ref(p.grad), p.grad._version)
+                g = p.grad
+                if g is not None:
+                    seen = after.get(id(p))
+                    # NB: the same .grad as at the last step (zero_grad(set_to_none=False)): its reference again
+                    after[id(p)] = (seen[0] if seen is not None and seen[0]() is g else weakref.ref(g), g._version)
             if self.steps and self.steps[-1].optimizer() is optimizer:
                 self.steps[-1] = counted_after(self.steps[-1], _params(optimizer))  # NB: a closure's gradients
             self.count += 1
@@ -120,6 +129,8 @@ class _StepWatch:
                 self.live.at_step(self.count, self.so_far)
         finally:
             self._log.paused = max(0, self._log.paused - 1)
+            if self.light is not None:
+                self.light.step_ends()
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
                     push_function_mode(self._tracker)  # NB: back on, as it was before the step
@@ -247,7 +258,7 @@ class Capture:
                 undo.append(cleared.uninstall)
                 cleared.install()
             if tracker is None:
-                self._light = light = LightTracker(self._log)
+                self._light = steps.light = light = LightTracker(self._log)
                 undo.append(light.uninstall)
                 light.install()
             else:

@@ -3,7 +3,7 @@
 growing from one step to the next), and which gradients were cleared since the previous step.
 
 The step watch (capture.py) asks `StepLook.look` in its pre-hook, once per `optimizer.step()`: from the step
-call outwards, the user's own frames only (cells and the user's files: `sources.Sources`), innermost first.
+call outwards, the user's own frames only (cells and the user's files: `sources.Sources`), innermost first, up to the running cell's.
 This is how a silent rule sees a loop that lives in a helper or a method three cells up: `model` in
 `train_model`, `self.model` in `Trainer.train_epoch`, the global `rnn` a helper reads. `Clearings` tells a
 gradient cleared (`zero_grad()`, `p.grad.zero_()`) from one only scaled (`clip_grad_norm_`).
@@ -30,6 +30,7 @@ from .record import StepEvent
 from .sources import Sources
 
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
+RESOLVE_EVERY = 16  # a loop's step reads which models its frames' names hold at its first 16 steps, then every 16th
 MAX_NAMES = 256  # names looked at per frame
 MAX_MODULES = 5_000  # submodules walked per model
 MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
@@ -156,11 +157,19 @@ def users_closure(closure: Callable[..., Any], resume: Callable[[], None], suspe
 class StepLook:
     """Looks at the user's frames at each step of one capture; remembers (as ids) what the last step saw."""
 
-    def __init__(self, sources: Sources) -> None:
+    def __init__(self, sources: Sources, filename: Optional[str] = None) -> None:
         self._sources = sources
+        self._filename = filename  # the running cell: the outermost frame looked at (above it: the kernel's)
         self._last: Dict[Tuple[int, str], Tuple[int, int, int]] = {}  # key -> (id(value), size, id(grad_fn))
         self._streak: Dict[Tuple[int, str], int] = {}
         self._layers: Dict[Tuple[int, int], Tuple[weakref.ref, bool, Tuple[weakref.ref, ...]]] = {}
+        # NB: a loop steps from the same frame with the same objects bound, step after step: what a frame's
+        # names held at the last step is kept (weakly), and used again while they name the same objects
+        self._held: Dict[int, Tuple[Any, Tuple[int, ...], Tuple[Tuple[str, weakref.ref], ...]]] = {}
+        self._seen: Dict[Tuple[Any, ...], HeldModel] = {}  # HeldModels made, used again when a step's is equal
+        self._types: Dict[type, bool] = {}  # _plain_object's verdicts, for this capture (strong keys: one cell)
+        self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
+        self._count = 0  # steps looked at
 
     def look(self, optimizer: Any, frame: Optional[FrameType]) -> Tuple[Tuple[HeldModel, ...],
                                                                          Tuple[GrowingLocal, ...]]:
@@ -174,35 +183,94 @@ class StepLook:
     def _user_frames(self, frame: Optional[FrameType]) -> Iterator[FrameType]:
         found = 0
         while frame is not None and found < MAX_FRAMES:
-            if self._sources.is_user(frame.f_code.co_filename):
+            name = frame.f_code.co_filename
+            if self._sources.is_user(name):
                 found += 1
                 yield frame
+            if name == self._filename:
+                return  # NB: what calls the running cell (a kernel, a script) is not what the cell ran
             frame = frame.f_back
 
     # -- the models --
 
     def _models(self, optimizer: Any, frames: List[FrameType]) -> Tuple[HeldModel, ...]:
-        seen: Dict[int, HeldModel] = {}
-        ids: Optional[Set[int]] = None
+        """The models the frames hold, with their layers' modes read now. Which models the frames' names hold is
+        read at the first RESOLVE_EVERY steps, every RESOLVE_EVERY-th step after them, and whenever the step
+        comes from other frames or lines; in between, a loop's step finds what its frames held at the last read."""
+        self._count += 1
+        key = (id(optimizer), *((id(f), f.f_code, f.f_lineno) for f in frames))
+        read = self._plan is None or self._plan[0] != key or self._count <= RESOLVE_EVERY or \
+            self._count % RESOLVE_EVERY == 0
+        found = self._held_now(optimizer, frames, key, read)
+        return found if found is not None else self._held_now(optimizer, frames, key, True) or ()
+
+    def _held_now(self, optimizer: Any, frames: List[FrameType], key: Any, read: bool
+                  ) -> Optional[Tuple[HeldModel, ...]]:
+        """The held models with their modes now; None when one of them is gone since the last read."""
+        if read or self._plan is None:
+            self._plan = (key, self._resolve(optimizer, frames))
+        found: List[HeldModel] = []
+        for ref, path, site, stepped, layers in self._plan[1]:
+            module = ref()
+            if module is None:
+                return None
+            modes = [layer.__dict__.get("training") for layer in (r() for r in layers) if layer is not None]
+            evals = tuple(r for r, m in zip(layers, modes) if m is False)
+            trains = sum(1 for m in modes if m is True)
+            held_key = (id(module), path, site, stepped, tuple(map(id, evals)), trains)
+            held = self._seen.get(held_key)
+            if held is None or held.model() is not module:
+                held = HeldModel(ref, path, site, stepped, evals, trains)
+                if len(self._seen) >= 256:
+                    self._seen.clear()
+                self._seen[held_key] = held
+            found.append(held)
+        return tuple(found)
+
+    def _resolve(self, optimizer: Any, frames: List[FrameType]
+                 ) -> Tuple[Tuple[weakref.ref, str, Tuple[str, int], bool, Tuple[weakref.ref, ...]], ...]:
+        """(module, path, site, stepped, its Dropout/BatchNorm layers) for each model the frames' names hold."""
+        seen: Dict[int, Any] = {}
+        ids: List[Set[int]] = []  # NB: the optimizer's parameter ids, read only when a model is new to it
         for frame in frames:
             site = (frame.f_code.co_filename, frame.f_lineno)
-            for path, module in _modules_held(frame):
+            for path, module in self._held_by(frame):
                 if id(module) in seen or len(seen) >= 32:
                     continue
-                if ids is None:
-                    ids = {id(p) for g in optimizer.__dict__.get("param_groups", ()) for p in g.get("params", ())}
-                stepped, layers = self._mode_layers(id(optimizer), module, ids)
-                modes = [layer.__dict__.get("training") for layer in (r() for r in layers) if layer is not None]
-                seen[id(module)] = HeldModel(
-                    weakref.ref(module), path, site, stepped,
-                    tuple(r for r, m in zip(layers, modes) if m is False), sum(1 for m in modes if m is True))
+                stepped, layers = self._mode_layers(optimizer, module, ids)
+                seen[id(module)] = (weakref.ref(module), path, site, stepped, layers)
         return tuple(seen.values())
 
-    def _mode_layers(self, opt_id: int, module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple[weakref.ref, ...]]:
-        key = (opt_id, id(module))
+    def _held_by(self, frame: FrameType) -> List[Tuple[str, torch.nn.Module]]:
+        """`_modules_held(frame)`, from the last step's answer while the frame's names hold the same objects."""
+        named = list(_names_of(frame))
+        inner = {name: _dict_of(value) for name, value in named if self._plain_object(value)}
+        key = (*map(id, (value for _, value in named)), *(id(v) for d in inner.values() for v in list(d.values())[:MAX_NAMES]))
+        code = frame.f_code
+        known = self._held.get(id(code))
+        if known is not None and known[0] is code and known[1] == key:
+            found = [(path, ref()) for path, ref in known[2]]
+            if all(module is not None for _, module in found):
+                return found  # type: ignore[return-value]
+        found = list(_modules_held(named, inner))
+        self._held[id(code)] = (code, key, tuple((path, weakref.ref(module)) for path, module in found))
+        return found
+
+    def _plain_object(self, value: Any) -> bool:
+        cls = type(value)
+        user = self._types.get(cls)
+        if user is None:
+            user = self._types[cls] = _plain_object_type(cls)
+        return user and instance_dict(value) is not None
+
+    def _mode_layers(self, optimizer: Any, module: torch.nn.Module, ids: List[Set[int]]
+                     ) -> Tuple[bool, Tuple[weakref.ref, ...]]:
+        key = (id(optimizer), id(module))
         known = self._layers.get(key)
         if known is None or known[0]() is not module:
-            known = self._layers[key] = (weakref.ref(module), *_trained_layers(module, ids))
+            if not ids:
+                ids.append({id(p) for g in optimizer.__dict__.get("param_groups", ()) for p in g.get("params", ())})
+            known = self._layers[key] = (weakref.ref(module), *_trained_layers(module, ids[0]))
         return known[1], known[2]
 
     # -- the locals that grow --
@@ -229,16 +297,17 @@ class StepLook:
         return tuple(found)
 
 
-def _modules_held(frame: FrameType) -> Iterator[Tuple[str, torch.nn.Module]]:
-    """(path, module): the frame's locals (a function's), the globals its code names, and modules one
-    attribute down from a plain object among them (`self.model`, `trainer.model`)."""
-    for name, value in _names_of(frame):
+def _modules_held(named: List[Tuple[str, Any]], inner: Dict[str, Dict[str, Any]]
+                  ) -> Iterator[Tuple[str, torch.nn.Module]]:
+    """(path, module): a frame's names (`_names_of`: its locals, the globals its code names), and modules one
+    attribute down from a plain object among them (`inner`, their dicts by name: `self.model`, `trainer.model`)."""
+    for name, value in named:
         if _is(value, torch.nn.Module):
             yield name, value
-        elif _plain_object(value):
-            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
-                if type(attr) is str and _is(inner, torch.nn.Module):
-                    yield f"{name}.{attr}", inner
+        elif name in inner:
+            for attr, item in list(inner[name].items())[:MAX_NAMES]:
+                if type(attr) is str and _is(item, torch.nn.Module):
+                    yield f"{name}.{attr}", item
 
 
 def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
@@ -254,14 +323,17 @@ def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
 
 def _plain_object(value: Any) -> bool:
     """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
-    cls = type(value)
+    return _plain_object_type(type(value)) and instance_dict(value) is not None
+
+
+def _plain_object_type(cls: type) -> bool:
     try:
         user = _USER_TYPES[cls]
     except KeyError:
         user = _USER_TYPES[cls] = _user_type(cls)
     except TypeError:  # a type that refuses weak references: decide each time
         user = _user_type(cls)
-    return user and instance_dict(value) is not None
+    return user
 
 
 def _user_type(cls: type) -> bool:

@@ -169,6 +169,7 @@ class StepLook:
         self._seen: Dict[Tuple[Any, ...], HeldModel] = {}  # HeldModels made, used again when a step's is equal
         self._types: Dict[type, bool] = {}  # _plain_object's verdicts, for this capture (strong keys: one cell)
         self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
+        self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
         self._count = 0  # steps looked at
 
     def look(self, optimizer: Any, frame: Optional[FrameType]) -> Tuple[Tuple[HeldModel, ...],
@@ -208,13 +209,17 @@ class StepLook:
                   ) -> Optional[Tuple[HeldModel, ...]]:
         """The held models with their modes now; None when one of them is gone since the last read."""
         if read or self._plan is None:
-            self._plan = (key, self._resolve(optimizer, frames))
+            self._plan, self._was = (key, self._resolve(optimizer, frames)), None
+        plan = self._plan[1]
+        modules = [ref() for ref, *_ in plan]
+        if any(module is None for module in modules):
+            return None
+        now = tuple(tuple(layer.__dict__.get("training") for layer in (r() for r in entry[4]) if layer is not None)
+                    for entry in plan)
+        if self._was is not None and self._was[0] == now:
+            return self._was[1]  # NB: a loop's step: the same models, their layers in the same modes
         found: List[HeldModel] = []
-        for ref, path, site, stepped, layers in self._plan[1]:
-            module = ref()
-            if module is None:
-                return None
-            modes = [layer.__dict__.get("training") for layer in (r() for r in layers) if layer is not None]
+        for (ref, path, site, stepped, layers), module, modes in zip(plan, modules, now):
             evals = tuple(r for r, m in zip(layers, modes) if m is False)
             trains = sum(1 for m in modes if m is True)
             held_key = (id(module), path, site, stepped, tuple(map(id, evals)), trains)
@@ -225,7 +230,8 @@ class StepLook:
                     self._seen.clear()
                 self._seen[held_key] = held
             found.append(held)
-        return tuple(found)
+        self._was = (now, tuple(found))
+        return self._was[1]
 
     def _resolve(self, optimizer: Any, frames: List[FrameType]
                  ) -> Tuple[Tuple[weakref.ref, str, Tuple[str, int], bool, Tuple[weakref.ref, ...]], ...]:

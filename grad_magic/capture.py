@@ -80,12 +80,9 @@ class _StepWatch:
         self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
         self.live: Optional[LiveWatch] = None
         self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
-        self.light: Optional[LightTracker] = None  # fast mode's: the optimizers' entry points off during a step
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         self._log.paused += 1
-        if self.light is not None:
-            self.light.step_begins()
         popped = self._tracker is not None and pop_function_mode(self._tracker)
         if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
             self._running.append((threading.get_ident(), id(optimizer), popped))
@@ -107,8 +104,6 @@ class _StepWatch:
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
         self._log.paused = max(0, self._log.paused + (1 if pause else -1))
-        if self.light is not None:
-            (self.light.step_begins if pause else self.light.step_ends)()
         if popped and (pause or not self.closed):
             (pop_function_mode if pause else push_function_mode)(self._tracker)
 
@@ -129,8 +124,6 @@ class _StepWatch:
                 self.live.at_step(self.count, self.so_far)
         finally:
             self._log.paused = max(0, self._log.paused - 1)
-            if self.light is not None:
-                self.light.step_ends()
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
                     push_function_mode(self._tracker)  # NB: back on, as it was before the step
@@ -258,7 +251,7 @@ class Capture:
                 undo.append(cleared.uninstall)
                 cleared.install()
             if tracker is None:
-                self._light = steps.light = light = LightTracker(self._log)
+                self._light = light = LightTracker(self._log)
                 undo.append(light.uninstall)
                 light.install()
             else:

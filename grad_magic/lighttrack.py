@@ -37,7 +37,7 @@ import sys
 import textwrap
 import types
 from _thread import get_ident
-from typing import Any, Callable, Iterable, Iterator, List, Set, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Tuple
 
 import torch
 import torch.nn.functional
@@ -81,10 +81,10 @@ class _Patch:
     """One entry point and its wrapper, made once per process: ~330 new closures a cell set the garbage
     collector off (1-6 ms a cell, measured); made again only when what sits there changed (a user's patch)."""
 
-    __slots__ = ("owner", "name", "recorded", "index", "before", "wrapper")
+    __slots__ = ("owner", "name", "recorded", "before", "wrapper")
 
-    def __init__(self, owner: Any, name: str, recorded: str, index: int) -> None:
-        self.owner, self.name, self.recorded, self.index = owner, name, recorded, index
+    def __init__(self, owner: Any, name: str, recorded: str) -> None:
+        self.owner, self.name, self.recorded = owner, name, recorded
         self.before: Any = _MISSING
         self.wrapper: Any = None
 
@@ -96,7 +96,7 @@ class _Patch:
         original = getattr(self.owner, self.name, None)
         if original is None:
             return False
-        self.before, self.wrapper = current, _wrap(original, self.recorded, self.owner is not torch.Tensor, self.index)
+        self.before, self.wrapper = current, _wrap(original, self.recorded, self.owner is not torch.Tensor)
         return True
 
     def is_on(self) -> bool:
@@ -111,9 +111,6 @@ class _Patch:
 
 
 _PATCHES: List[_Patch] = []  # NB: listed once, at the first capture (dir() of torch is slow)
-# NB: the patches torch's own code called while an optimizer stepped (learnt at the steps: `add_`, `mul_`,
-# `addcdiv_` ...): taken off for each step, as each call would pass through a wrapper only to be passed on
-_STEP_HOT: Set[int] = set()
 _ACTIVE: List["LightTracker"] = []  # the light trackers on, outermost first
 
 
@@ -128,12 +125,11 @@ class LightTracker:
         self.log = log
         self.thread = get_ident()
         self._mine = bytearray()  # NB: 1 where this tracker put the patch of _PATCHES[i] on
-        self._off: List[int] = []  # patches of ours taken off while an optimizer steps
         self.closed = False
 
     def install(self) -> None:
         if not _PATCHES:
-            _PATCHES.extend(_Patch(*entry, i) for i, entry in enumerate(entry_points()))
+            _PATCHES.extend(_Patch(*entry) for entry in entry_points())
         self._mine = mine = bytearray(len(_PATCHES))
         _ACTIVE.append(self)
         for i, patch in enumerate(_PATCHES):
@@ -141,29 +137,6 @@ class LightTracker:
                 continue  # NB: an outer capture's patch, left to it; or nothing there to patch
             mine[i] = 1
             setattr(patch.owner, patch.name, patch.wrapper)
-
-    def step_begins(self) -> None:
-        """An optimizer step begins (its pre-hook; a closure's forward ended): the patches torch's optimizers call
-        are taken off until it ends. Each is noted before it goes off; `uninstall` leaves one that is off as it is."""
-        if self.closed or _is_compiling():
-            return
-        mine = self._mine
-        for i in list(_STEP_HOT):
-            patch = _PATCHES[i]
-            if i < len(mine) and mine[i] and patch.is_on():
-                self._off.append(i)
-                patch.take_off()
-
-    def step_ends(self) -> None:
-        """The step ended (its post-hook; its closure's forward begins): the patches taken off go back on, each
-        only where nothing else was put since (a user's patch stays)."""
-        off, self._off = self._off, []
-        if self.closed:
-            return
-        for i in off:
-            patch = _PATCHES[i]
-            if vars(patch.owner).get(patch.name, _MISSING) is patch.before:
-                setattr(patch.owner, patch.name, patch.wrapper)
 
     def uninstall(self) -> None:
         self.closed = True
@@ -174,10 +147,9 @@ class LightTracker:
         for i in range(len(mine) - 1, -1, -1):
             if mine[i]:
                 patch = _PATCHES[i]
-                if patch.is_on():  # NB: else off for a step, or a user's patch since: theirs
+                if patch.is_on():  # NB: a user's patch since: theirs
                     patch.take_off()
                 mine[i] = 0
-        self._off = []
 
     def record(self, name: str, caller: Any, args: tuple, kwargs: dict, failed: bool) -> None:
         """One event in the log; never raises (watching never changes what the user's code does or raises)."""
@@ -212,15 +184,13 @@ def _trackers() -> List[LightTracker]:
     return [t for t in _ACTIVE if t.thread == me and not t.log.paused and not t.closed]
 
 
-def _wrap(original: Callable[..., Any], name: str, kernel: bool, index: int) -> Callable[..., Any]:
+def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
     def inplace(*args: Any, **kwargs: Any) -> Any:
         # NB: is_compiling first: dynamo traces this frame to the bare call, guarding on nothing of ours
         if _is_compiling() or not _ACTIVE:
             return original(*args, **kwargs)
         caller = sys._getframe(1).f_code
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
-            if _ACTIVE[-1].log.paused:
-                _STEP_HOT.add(index)  # NB: an optimizer's own update: this entry point goes off for the next steps
             return original(*args, **kwargs)
         trackers = _trackers()
         if not trackers or compiled_region(sys._getframe(1)):
@@ -251,7 +221,7 @@ def _tensors_in(value: Any) -> Iterator[torch.Tensor]:
 
 
 # NB: every wrapper runs this code object: a plain cell's traceback has no such frame (cellrun drops it)
-WRAPPER_CODE = _wrap(len, "len", False, -1).__code__
+WRAPPER_CODE = _wrap(len, "len", False).__code__
 
 
 def leftovers() -> List[str]:

@@ -81,50 +81,6 @@ def test_every_patch_comes_off_and_a_users_own_patch_stays():
         vars(torch.Tensor).get("sub_") is mine and delattr(torch.Tensor, "sub_")
 
 
-def _wrapped(owner, name):
-    return getattr(vars(owner).get(name), "__code__", None) is lighttrack.WRAPPER_CODE
-
-
-class _Watching(torch.optim.SGD):
-    """SGD that notes, at each step, whether `Tensor.add_` is wrapped while the step runs."""
-
-    seen: list = []
-
-    def step(self, closure=None):
-        self.seen.append(_wrapped(torch.Tensor, "add_"))
-        return super().step(closure)
-
-
-def test_the_entry_points_an_optimizer_calls_are_off_while_it_steps_and_back_on_after():
-    """Torch's optimizers call `add_`, `mul_` ... at each step (their own updates, never recorded): learnt at a
-    step, taken off for the next ones, back on for the user's code between steps and in a step's closure."""
-    model = torch.nn.Linear(3, 1)
-    opt = _Watching(model.parameters(), lr=0.1, momentum=0.9)
-    _Watching.seen = []
-    w = torch.zeros(2)
-
-    def closure():
-        opt.zero_grad()
-        w.add_(1)  # NB: the user's own, inside the step
-        loss = model(torch.ones(2, 3)).sum()
-        loss.backward()
-        return loss
-
-    with capture(FAST) as run:
-        for _ in range(3):
-            opt.zero_grad()
-            model(torch.ones(2, 3)).sum().backward()
-            opt.step()
-            w.add_(1)  # NB: the user's own, right after a step
-        opt.step(closure)
-        after = _wrapped(torch.Tensor, "add_")
-    # NB: the first step may find it wrapped (unless an earlier capture of this process learnt it already)
-    assert _Watching.seen[1:] == [False, False, False] and after
-    assert [(op.name, op.lineno - run.record.inplace_ops[0].lineno) for op in run.record.inplace_ops] == \
-        [("add_", 0)] * 3 + [("add_", -10)]
-    assert lighttrack.leftovers() == [] and "add_" not in vars(torch.Tensor)
-
-
 def test_a_step_that_raises_leaves_nothing_patched_after_the_run():
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)

@@ -75,6 +75,7 @@ class _StepWatch:
         # (thread, id(optimizer), whether it took the tracker off) of each step under way, innermost last
         self._running: List[Tuple[int, int, bool]] = []
         self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
+        self._refs: Dict[int, weakref.ref] = {}
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
         self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
@@ -90,9 +91,9 @@ class _StepWatch:
         self._log.touched.clear()
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
         if len(self.steps) < 10_000:
-            lineno, frames = self._log.user_site()
-            self.steps.append(SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
-                                       frames, *self._look.look(optimizer, sys._getframe(1)), callable(closure)))
+            self.steps.append(SeenStep(self._ref(optimizer), type(optimizer).__name__,
+                                       *_with_counts(self._look.look(optimizer, sys._getframe(1)), with_grad, stale),
+                                       callable(closure)))
         if not callable(closure):
             return None
         # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
@@ -100,6 +101,13 @@ class _StepWatch:
                             functools.partial(self._pause, popped, True))
         return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
             (args, {**kwargs, "closure": run})
+
+    def _ref(self, optimizer: torch.optim.Optimizer) -> weakref.ref:
+        """A weak reference to the optimizer, the same one at each of its steps."""
+        ref = self._refs.get(id(optimizer))
+        if ref is None or ref() is not optimizer:
+            ref = self._refs[id(optimizer)] = weakref.ref(optimizer)
+        return ref
 
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
@@ -127,6 +135,12 @@ class _StepWatch:
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
                     push_function_mode(self._tracker)  # NB: back on, as it was before the step
+
+
+def _with_counts(looked: Tuple[Any, Any, Any, Any], with_grad: int, stale: int) -> Tuple[Any, ...]:
+    """StepEvent's fields from `lineno` on: (lineno, params_with_grad, stale_params, frames, models, growing)."""
+    lineno, frames, models, growing = looked
+    return lineno, with_grad, stale, frames, models, growing
 
 
 def _params(optimizer: torch.optim.Optimizer):

@@ -172,25 +172,35 @@ class StepLook:
         self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
         self._count = 0  # steps looked at
 
-    def look(self, optimizer: Any, frame: Optional[FrameType]) -> Tuple[Tuple[HeldModel, ...],
-                                                                         Tuple[GrowingLocal, ...]]:
-        """The models the user's frames hold and the locals that grew since the last step. Never raises."""
+    def look(self, optimizer: Any, frame: Optional[FrameType]
+             ) -> Tuple[Optional[int], Tuple[Tuple[str, int], ...], Tuple[HeldModel, ...], Tuple[GrowingLocal, ...]]:
+        """At a step called from `frame`: the running cell's line, the user frames' (filename, line) innermost
+        first (what `Sources.stack` gives), the models those frames hold and the locals that grew since the last
+        step. One walk of the stack. Never raises."""
         try:
-            frames = list(self._user_frames(frame))
-            return self._models(optimizer, frames), self._growing(frames)
+            lineno, frames = self._user_frames(frame)
         except Exception:  # NB: watching never changes what the user's code does
-            return (), ()
+            return None, (), (), ()
+        sites = tuple((f.f_code.co_filename, f.f_lineno) for f in frames)
+        try:
+            return lineno, sites, self._models(optimizer, frames), self._growing(frames)
+        except Exception:
+            return lineno, sites, (), ()
 
-    def _user_frames(self, frame: Optional[FrameType]) -> Iterator[FrameType]:
-        found = 0
-        while frame is not None and found < MAX_FRAMES:
+    def _user_frames(self, frame: Optional[FrameType]) -> Tuple[Optional[int], List[FrameType]]:
+        """The running cell's line and the user frames from `frame` out to the cell's (at most MAX_FRAMES): what
+        calls the running cell (a kernel, a script) is not what the cell ran."""
+        found: List[FrameType] = []
+        while frame is not None:
             name = frame.f_code.co_filename
-            if self._sources.is_user(name):
-                found += 1
-                yield frame
             if name == self._filename:
-                return  # NB: what calls the running cell (a kernel, a script) is not what the cell ran
+                if len(found) < MAX_FRAMES:
+                    found.append(frame)
+                return frame.f_lineno, found
+            if len(found) < MAX_FRAMES and self._sources.is_user(name):
+                found.append(frame)
             frame = frame.f_back
+        return None, found
 
     # -- the models --
 

@@ -317,3 +317,30 @@ def _grad(t: torch.Tensor) -> Any:
             return t.grad
     except Exception:  # NB: a tensor subclass whose torch functions raise
         return None
+
+
+def user_object(value: Any) -> bool:
+    """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
+    return user_type(type(value)) and instance_dict(value) is not None
+
+
+def user_type(cls: type) -> bool:
+    """Whether `cls` is a user's class (`user_object`), decided once per type."""
+    try:
+        user = _USER_TYPES[cls]
+    except KeyError:
+        user = _USER_TYPES[cls] = _user_type(cls)
+    except TypeError:  # a type that refuses weak references: decide each time
+        user = _user_type(cls)
+    return user
+
+
+def _user_type(cls: type) -> bool:
+    """Decided from the type alone, once per type (the step watch asks at every step, for every name)."""
+    module = cls.__dict__.get("__module__", "builtins")  # NB: the class's own dict: no metaclass property runs
+    return plain_type(cls) and not issubclass(cls, (torch.nn.Module, torch.Tensor, type)) and \
+        isinstance(module, str) and module not in ("builtins", "types") and \
+        not module.startswith(("torch", "numpy", "IPython"))
+
+
+_USER_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()

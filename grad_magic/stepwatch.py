@@ -1,9 +1,10 @@
 """What the capture's step watch reads at each optimizer step, beyond the optimizer itself: the user's frames
 (the models they hold, the Dropout/BatchNorm modes those models step in, the locals that keep an autograd graph
-growing from one step to the next), and which gradients were cleared since the previous step.
+growing from one step to the next: growing.py), and which gradients were cleared since the previous step.
 
 The step watch (capture.py) asks `StepLook.look` in its pre-hook, once per `optimizer.step()`: from the step
-call outwards, the user's own frames only (cells and the user's files: `sources.Sources`), innermost first, up to the running cell's.
+call outwards, the user's own frames only (cells and the user's files: `sources.Sources`), innermost first, up
+to the running cell's.
 This is how a silent rule sees a loop that lives in a helper or a method three cells up: `model` in
 `train_model`, `self.model` in `Trainer.train_epoch`, the global `rnn` a helper reads. `Clearings` tells a
 gradient cleared (`zero_grad()`, `p.grad.zero_()`) from one only scaled (`clip_grad_norm_`).
@@ -25,16 +26,14 @@ import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
-from .names import instance_dict, plain_type
+from .growing import MAX_NAMES, GrowingLocal, GrowthWatch
+from .names import instance_dict, user_type
 from .record import StepEvent
 from .sources import Sources
 
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
 RESOLVE_EVERY = 16  # a loop's step reads which models its frames' names hold at its first 16 steps, then every 16th
-MAX_NAMES = 256  # names looked at per frame
 MAX_MODULES = 5_000  # submodules walked per model
-MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
-GROWTH = 2  # steps in a row a local must have grown before it is reported
 
 
 @dataclass(frozen=True)
@@ -49,20 +48,6 @@ class HeldModel:
     train_layers: int = 0  # how many such layers were in train() mode
     # NB: "such layers": Dropout with p > 0 and BatchNorm whose weight is stepped, inside a part of the model
     # that is trained (a frozen backbone's own Dropout, kept in eval() on purpose, is not one)
-
-
-@dataclass(frozen=True)
-class GrowingLocal:
-    """A local that held more of the graph at each step: a running total with a grad_fn, a list of losses."""
-
-    site: Tuple[str, int]  # (filename, line) of its frame at the step
-    function: str  # the frame's qualified name: `train_epoch`, `Trainer.fit`
-    name: str  # `total`, `outputs`, `self.losses`
-    kind: str  # "tensor" (a running total) or "list"
-    size: int  # items in the list; 0 for a tensor
-    item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
-    numel: int  # elements of the (newest) tensor: 1 is one number
-    grad_fn: str = ""  # its grad_fn: `AddBackward0`
 
 
 @dataclass(frozen=True)
@@ -160,14 +145,13 @@ class StepLook:
     def __init__(self, sources: Sources, filename: Optional[str] = None) -> None:
         self._sources = sources
         self._filename = filename  # the running cell: the outermost frame looked at (above it: the kernel's)
-        self._last: Dict[Tuple[int, str], Tuple[int, int, int]] = {}  # key -> (id(value), size, id(grad_fn))
-        self._streak: Dict[Tuple[int, str], int] = {}
+        self._growth = GrowthWatch()
         self._layers: Dict[Tuple[int, int], Tuple[weakref.ref, bool, Tuple[weakref.ref, ...]]] = {}
         # NB: a loop steps from the same frame with the same objects bound, step after step: what a frame's
         # names held at the last step is kept (weakly), and used again while they name the same objects
         self._held: Dict[int, Tuple[Any, Tuple[int, ...], Tuple[Tuple[str, weakref.ref], ...]]] = {}
         self._seen: Dict[Tuple[Any, ...], HeldModel] = {}  # HeldModels made, used again when a step's is equal
-        self._types: Dict[type, bool] = {}  # _plain_object's verdicts, for this capture (strong keys: one cell)
+        self._types: Dict[type, bool] = {}  # user_type's verdicts, for this capture (strong keys: one cell)
         self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
         self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
         self._count = 0  # steps looked at
@@ -183,7 +167,7 @@ class StepLook:
             return None, (), (), ()
         sites = tuple((f.f_code.co_filename, f.f_lineno) for f in frames)
         try:
-            return lineno, sites, self._models(optimizer, frames), self._growing(frames)
+            return lineno, sites, self._models(optimizer, frames), self._growth.look(frames)
         except Exception:
             return lineno, sites, (), ()
 
@@ -260,7 +244,7 @@ class StepLook:
     def _held_by(self, frame: FrameType) -> List[Tuple[str, torch.nn.Module]]:
         """`_modules_held(frame)`, from the last step's answer while the frame's names hold the same objects."""
         named = list(_names_of(frame))
-        inner = {name: _dict_of(value) for name, value in named if self._plain_object(value)}
+        inner = {name: _dict_of(value) for name, value in named if self._user_object(value)}
         key = (*map(id, (value for _, value in named)), *(id(v) for d in inner.values() for v in list(d.values())[:MAX_NAMES]))
         code = frame.f_code
         known = self._held.get(id(code))
@@ -272,11 +256,12 @@ class StepLook:
         self._held[id(code)] = (code, key, tuple((path, weakref.ref(module)) for path, module in found))
         return found
 
-    def _plain_object(self, value: Any) -> bool:
+    def _user_object(self, value: Any) -> bool:
+        """names.user_object, with its verdicts per type kept for this capture."""
         cls = type(value)
         user = self._types.get(cls)
         if user is None:
-            user = self._types[cls] = _plain_object_type(cls)
+            user = self._types[cls] = user_type(cls)
         return user and instance_dict(value) is not None
 
     def _mode_layers(self, optimizer: Any, module: torch.nn.Module, ids: List[Set[int]]
@@ -290,28 +275,6 @@ class StepLook:
         return known[1], known[2]
 
     # -- the locals that grow --
-
-    def _growing(self, frames: List[FrameType]) -> Tuple[GrowingLocal, ...]:
-        now: Dict[Tuple[int, str], Tuple[int, int, int]] = {}
-        found: List[GrowingLocal] = []
-        for frame in frames:
-            if frame.f_code.co_name == "<module>":
-                continue  # NB: the running cell's own loops are read from its text
-            for name, value in _locals_with_graphs(frame):
-                key = (id(frame), name)
-                state = _state(value)
-                if state is None:
-                    continue
-                now[key] = state
-                before = self._last.get(key)
-                grew = before is not None and _grew(value, state, before)
-                streak = self._streak[key] = self._streak.get(key, 0) + 1 if grew else 0
-                if streak >= GROWTH:
-                    found.append(_growing_local(frame, name, value, state))
-        self._last = now
-        self._streak = {k: v for k, v in self._streak.items() if k in now}
-        return tuple(found)
-
 
 def _modules_held(named: List[Tuple[str, Any]], inner: Dict[str, Dict[str, Any]]
                   ) -> Iterator[Tuple[str, torch.nn.Module]]:
@@ -335,32 +298,6 @@ def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
     for name in code.co_names[:MAX_NAMES]:
         if name not in local and name in globs:
             yield name, globs[name]
-
-
-def _plain_object(value: Any) -> bool:
-    """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
-    return _plain_object_type(type(value)) and instance_dict(value) is not None
-
-
-def _plain_object_type(cls: type) -> bool:
-    try:
-        user = _USER_TYPES[cls]
-    except KeyError:
-        user = _USER_TYPES[cls] = _user_type(cls)
-    except TypeError:  # a type that refuses weak references: decide each time
-        user = _user_type(cls)
-    return user
-
-
-def _user_type(cls: type) -> bool:
-    """Decided from the type alone, once per type (the step watch asks at every step, for every name)."""
-    module = cls.__dict__.get("__module__", "builtins")  # NB: the class's own dict: no metaclass property runs
-    return plain_type(cls) and not issubclass(cls, (torch.nn.Module, torch.Tensor, type)) and \
-        isinstance(module, str) and module not in ("builtins", "types") and \
-        not module.startswith(("torch", "numpy", "IPython"))
-
-
-_USER_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 
 def _dict_of(value: Any) -> Dict[str, Any]:
@@ -407,57 +344,3 @@ def _trained_layers(module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple
     return any(direct.values()), tuple(layers)
 
 
-def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
-    for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
-        if name == "self" and _plain_object(value):
-            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
-                if _is(inner, list):
-                    yield f"self.{attr}", inner
-        elif _is(value, (torch.Tensor, list)):
-            yield name, value
-
-
-def _graph_of(value: Any) -> Optional[torch.Tensor]:
-    """The tensor with a grad_fn that `value` (a tensor, or a dict / tuple / list of them) holds, else None."""
-    if _is(value, torch.Tensor):
-        return value if value.grad_fn is not None else None
-    items = value.values() if _is(value, dict) else value if _is(value, (tuple, list)) else ()
-    return next((t for t in list(items)[:16] if _is(t, torch.Tensor) and t.grad_fn is not None), None)
-
-
-def _state(value: Any) -> Optional[Tuple[int, int, int]]:
-    if _is(value, torch.Tensor):
-        return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
-    if value and _graph_of(value[-1]) is not None:
-        return id(value), len(value), 0
-    return None
-
-
-def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
-    """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
-    if _is(value, list):
-        return now[0] == before[0] and now[1] > before[1]
-    if now[2] == before[2]:
-        return False
-    todo, looked = [value.grad_fn], 0
-    while todo and looked < MAX_GRAPH:
-        node = todo.pop(0)
-        looked += 1
-        for child, _ in getattr(node, "next_functions", ()):
-            if child is not None:
-                if id(child) == before[2]:
-                    return True
-                todo.append(child)
-    return False
-
-
-def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
-    code = frame.f_code
-    newest = value if _is(value, torch.Tensor) else value[-1]
-    item = "tensor" if _is(newest, torch.Tensor) else "dict" if _is(newest, dict) and all(
-        _is(v, torch.Tensor) for v in newest.values()) else "other"
-    tensor = _graph_of(newest)
-    return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
-                        "tensor" if _is(value, torch.Tensor) else "list", state[1], item,
-                        tensor.numel() if tensor is not None else 0,
-                        type(tensor.grad_fn).__name__ if tensor is not None else "")

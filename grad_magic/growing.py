@@ -1,0 +1,129 @@
+"""The locals that keep an autograd graph growing from one optimizer step to the next: a running total with a
+grad_fn (`total += loss`), a list of losses or outputs (`losses.append(loss)`), in the user's functions and
+methods. Asked by the step watch (stepwatch.StepLook) at each step, with the user frames it walked.
+
+Reads frame locals, `__dict__`s of the user's own objects (`self.losses`) and at most MAX_GRAPH grad_fn nodes:
+no user code runs, no tensor data is read; keeps ids only. Records are plain data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import torch
+
+from .names import instance_dict, user_object
+
+MAX_NAMES = 256  # names looked at per frame
+MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
+GROWTH = 2  # steps in a row a local must have grown before it is reported
+
+
+@dataclass(frozen=True)
+class GrowingLocal:
+    """A local that held more of the graph at each step: a running total with a grad_fn, a list of losses."""
+
+    site: Tuple[str, int]  # (filename, line) of its frame at the step
+    function: str  # the frame's qualified name: `train_epoch`, `Trainer.fit`
+    name: str  # `total`, `outputs`, `self.losses`
+    kind: str  # "tensor" (a running total) or "list"
+    size: int  # items in the list; 0 for a tensor
+    item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
+    numel: int  # elements of the (newest) tensor: 1 is one number
+    grad_fn: str = ""  # its grad_fn: `AddBackward0`
+
+
+class GrowthWatch:
+    """The growing locals of one capture's steps; remembers (as ids) what the last step saw."""
+
+    def __init__(self) -> None:
+        self._last: Dict[Tuple[int, str], Tuple[int, int, int]] = {}  # key -> (id(value), size, id(grad_fn))
+        self._streak: Dict[Tuple[int, str], int] = {}
+
+    def look(self, frames: List[FrameType]) -> Tuple[GrowingLocal, ...]:
+        """The locals of `frames` (functions' frames, not a cell's own) that grew at GROWTH steps in a row."""
+        now: Dict[Tuple[int, str], Tuple[int, int, int]] = {}
+        found: List[GrowingLocal] = []
+        for frame in frames:
+            if frame.f_code.co_name == "<module>":
+                continue  # NB: the running cell's own loops are read from its text
+            for name, value in _locals_with_graphs(frame):
+                key = (id(frame), name)
+                state = _state(value)
+                if state is None:
+                    continue
+                now[key] = state
+                before = self._last.get(key)
+                grew = before is not None and _grew(value, state, before)
+                streak = self._streak[key] = self._streak.get(key, 0) + 1 if grew else 0
+                if streak >= GROWTH:
+                    found.append(_growing_local(frame, name, value, state))
+        self._last = now
+        self._streak = {k: v for k, v in self._streak.items() if k in now}
+        return tuple(found)
+
+
+def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
+    for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
+        if name == "self" and user_object(value):
+            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
+                if _is(inner, list):
+                    yield f"self.{attr}", inner
+        elif _is(value, (torch.Tensor, list)):
+            yield name, value
+
+
+def _graph_of(value: Any) -> Optional[torch.Tensor]:
+    """The tensor with a grad_fn that `value` (a tensor, or a dict / tuple / list of them) holds, else None."""
+    if _is(value, torch.Tensor):
+        return value if value.grad_fn is not None else None
+    items = value.values() if _is(value, dict) else value if _is(value, (tuple, list)) else ()
+    return next((t for t in list(items)[:16] if _is(t, torch.Tensor) and t.grad_fn is not None), None)
+
+
+def _state(value: Any) -> Optional[Tuple[int, int, int]]:
+    if _is(value, torch.Tensor):
+        return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
+    if value and _graph_of(value[-1]) is not None:
+        return id(value), len(value), 0
+    return None
+
+
+def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
+    """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
+    if _is(value, list):
+        return now[0] == before[0] and now[1] > before[1]
+    if now[2] == before[2]:
+        return False
+    todo, looked = [value.grad_fn], 0
+    while todo and looked < MAX_GRAPH:
+        node = todo.pop(0)
+        looked += 1
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None:
+                if id(child) == before[2]:
+                    return True
+                todo.append(child)
+    return False
+
+
+def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
+    code = frame.f_code
+    newest = value if _is(value, torch.Tensor) else value[-1]
+    item = "tensor" if _is(newest, torch.Tensor) else "dict" if _is(newest, dict) and all(
+        _is(v, torch.Tensor) for v in newest.values()) else "other"
+    tensor = _graph_of(newest)
+    return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
+                        "tensor" if _is(value, torch.Tensor) else "list", state[1], item,
+                        tensor.numel() if tensor is not None else 0,
+                        type(tensor.grad_fn).__name__ if tensor is not None else "")
+
+
+def _dict_of(value: Any) -> Dict[str, Any]:
+    return instance_dict(value) or {}
+
+
+def _is(value: Any, types: Any) -> bool:
+    """`isinstance` from the type alone (stepwatch's: a user's `__class__` property never runs)."""
+    return issubclass(type(value), types)

@@ -11,7 +11,9 @@ event takes them off and shows the cards, below the cell's output and traceback.
 - the traceback IPython shows is a plain cell's: the tracking hooks' frames are taken out of it before
   IPython formats it (`showtraceback`, wrapped while the watch is on), so `sys.last_traceback` and `%debug`
   see what a plain cell leaves;
-- `%gradcheck off` (or unloading the extension) takes every hook off, also the ones of the cell it runs in.
+- `%gradcheck off` (or unloading the extension) takes every hook off, also the ones of the cell it runs in;
+- fast mode's patches of torch's in-place entry points stay on from `on` to `off` (lighttrack.py: putting them
+  on and off changes torch.Tensor's type version; between cells they pass each call on at once).
 
 A silent bug's card comes while the cell runs, as under `%%gradcheck` (live.py, from the optimizer step hooks);
 `on --quiet` shows error cards only, at the end of the cell.
@@ -27,6 +29,7 @@ from typing import Any, Callable, Optional, Tuple
 from .capture import Capture, CaptureOptions
 from .cell import GRADCHECK_LINE, MAX_STACKED
 from .cellrun import as_in_a_plain_cell
+from .lighttrack import LightTracker
 from .live import LiveWatch
 from .sources import Sources
 
@@ -54,6 +57,7 @@ class AlwaysOn:
         self._predicted: Optional[str] = None
         self._inner = 0  # cells run from inside the watched cell
         self._armed = False
+        self._held: Optional[LightTracker] = None  # NB: fast mode's patches, on from start() to stop()
         self._cells = 0
         self.cards = 0
 
@@ -68,6 +72,8 @@ class AlwaysOn:
         events.register("pre_run_cell", self._pre)
         events.register("post_run_cell", self._post)
         self._shell.showtraceback = _plain_tracebacks(self._shell, self)
+        self._held = LightTracker(None, records=False)  # NB: noted before it goes on: stop() takes off what did
+        self._held.install()
         self._cells = self.cards = 0
 
     def stop(self) -> None:
@@ -83,6 +89,9 @@ class AlwaysOn:
         run, self._run, self._inner = self._run, None, 0
         if run is not None:
             run.close()
+        held, self._held = self._held, None
+        if held is not None:
+            held.uninstall()
 
     def status(self) -> Status:
         return Status(self._armed, self._options.quiet, self._cells, self.cards)

@@ -37,7 +37,7 @@ import sys
 import textwrap
 import types
 from _thread import get_ident
-from typing import Any, Callable, Iterable, Iterator, List, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 import torch.nn.functional
@@ -119,10 +119,16 @@ class LightTracker:
     still ours, and puts back what was there -- nothing where the attribute was inherited (torch.Tensor's
     methods live on TensorBase). A patch is noted before it goes on, so an interrupt between the two leaves
     nothing the undo does not know of. A capture inside a capture finds the patches on, and leaves them to the
-    outer one; each active tracker of the thread records (as nested modes did)."""
+    outer one; each active tracker of the thread records (as nested modes did).
 
-    def __init__(self, log: OpLog) -> None:
+    NB: each install and uninstall changes torch.Tensor's type version (its attribute caches start over, and
+    Python 3.13 stops caching a type after ~1,000 versions): the always-on watch holds the patches on with a
+    tracker that records nothing (`records=False`) from `%gradcheck on` to `off`, so its cells' trackers find
+    them on and change nothing."""
+
+    def __init__(self, log: Optional[OpLog], records: bool = True) -> None:
         self.log = log
+        self.records = records  # NB: False: holds the patches on only (always-on, between its cells), records nothing
         self.thread = get_ident()
         self._mine = bytearray()  # NB: 1 where this tracker put the patch of _PATCHES[i] on
         self.closed = False
@@ -131,7 +137,8 @@ class LightTracker:
         if not _PATCHES:
             _PATCHES.extend(_Patch(*entry) for entry in entry_points())
         self._mine = mine = bytearray(len(_PATCHES))
-        _ACTIVE.append(self)
+        if self.records:
+            _ACTIVE.append(self)
         for i, patch in enumerate(_PATCHES):
             if vars(patch.owner).get(patch.name, _MISSING) is patch.wrapper or not patch.ready():
                 continue  # NB: an outer capture's patch, left to it; or nothing there to patch

@@ -139,6 +139,25 @@ def test_off_leaves_nothing_and_status_says_so(shell, capsys):
     assert len(_cards(shell)) == 1  # NB: off: no new card
 
 
+def test_the_patches_stay_on_from_on_to_off_and_cells_still_record(shell):
+    """Fast mode's patches go on once at `on` and come off at `off`: a watched cell changes nothing of
+    torch.Tensor (each change starts its attribute caches over), and its in-place ops are still recorded."""
+    from grad_magic import lighttrack
+
+    plain = dict(vars(torch.Tensor))
+    run(shell, "%gradcheck on")
+    held = dict(vars(torch.Tensor))
+    assert lighttrack.leftovers() and held != plain
+    for _ in range(3):
+        run(shell, "import torch\ny = torch.ones(2)\ny.add_(1)\n")
+        assert dict(vars(torch.Tensor)) == held
+    run(shell, FAILING)
+    (card,) = _cards(shell)
+    assert "x *= 2" in json.dumps(card)  # NB: the in-place line, from the tracker's record
+    run(shell, "%gradcheck off")
+    assert lighttrack.leftovers() == [] and dict(vars(torch.Tensor)) == plain
+
+
 def test_unloading_the_extension_turns_the_watch_off(shell):
     events = {k: list(v) for k, v in shell.events.callbacks.items()}
     run(shell, "%gradcheck on")

@@ -13,6 +13,7 @@ put on.
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import sys
 import threading
@@ -325,7 +326,8 @@ class Capture:
             frames=self._sources.frames(exc.__traceback__) if exc is not None and self._sources else (),
             cell=self._sources.cell_number(self._filename or "") if self._sources else None,
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
-                                                self.options.anomaly, self.options.check_nan) if probed else None)
+                                                self.options.anomaly, self.options.check_nan) if probed else None,
+            compiled=bool(log and log.compiled) or _through_compiled(exc))
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:
@@ -355,6 +357,24 @@ def _error_site(exc: Optional[BaseException], filename: Optional[str]):
             found = (tb.tb_lineno, tb.tb_frame.f_locals)
         tb = tb.tb_next
     return found
+
+
+def _through_compiled(exc: Optional[BaseException]) -> bool:
+    """Whether `exc` was raised inside a torch.compile'd call: dynamo's wrapper of a compiled function or module
+    is on its traceback (while dynamo traced the code, or while the compiled code ran). NB: not its
+    `DisableContext` wrapper (`torch._disable_dynamo`), which many of torch's own functions run through."""
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.endswith(_EVAL_FRAME) and (
+                getattr(code, "co_qualname", "").startswith(_COMPILED_CALLS) or code.co_name == "compile_wrapper"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+_EVAL_FRAME = os.path.join("torch", "_dynamo", "eval_frame.py")
+_COMPILED_CALLS = ("_TorchDynamoContext.", "OptimizedModule.")  # NB: a compiled function's call, a compiled module's
 
 
 def _file_source(filename: Optional[str]) -> str:

@@ -36,6 +36,8 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
         d = _apply(r, ctx, notes)
         if d is not None:
             found.append(d)
+    if record.compiled and found and found[0].severity == ERROR:
+        notes.append(ctx.say("note.compiled_region"))  # NB: what ran compiled has no line of the user's here
     if notes and found:
         found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
     return bounded(agreeing([guarded(d) for d in found]))  # NB: bounded last: the guard reads whole cells

@@ -200,7 +200,11 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
             return original(*args, **kwargs)
         trackers = _trackers()
-        if not trackers or compiled_region(sys._getframe(1)):
+        if not trackers:
+            return original(*args, **kwargs)
+        if compiled_region(sys._getframe(1)):
+            for tracker in trackers:
+                tracker.log.compiled += 1  # NB: the card says that compiled code ran untracked
             return original(*args, **kwargs)
         try:
             result = original(*args, **kwargs)

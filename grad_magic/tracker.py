@@ -100,6 +100,7 @@ class OpLog:
         self.failed: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
         self.touched: Set[int] = set()  # ids of tensors changed in place since the last optimizer step
         self.paused = 0  # > 0 while an optimizer steps: its own in-place updates are not the user's
+        self.compiled = 0  # in-place ops of torch.compile'd code the trackers stepped aside for
         self.dropped = 0
 
     def user_lineno(self) -> Optional[int]:
@@ -167,6 +168,7 @@ class OpTracker(TorchFunctionMode):
 
     def _observe(self, name: str, args: tuple, kwargs: dict) -> None:
         if compiled_region(sys._getframe(2)):
+            self._log.compiled += 1
             return
         if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:
             self._record_inplace(name, _tensors_in(args[0]) if args else (), "setitem"

@@ -80,3 +80,41 @@ def test_fast_mode_compiled_first_in_a_plain_run_is_not_recompiled_when_tracked(
         with capture(CaptureOptions(anomaly=False), namespace=None):
             _run(fn, x)
     assert _graphs() == 1 and dict(counters["graph_break"]) == {}
+
+
+def _failing_model(compiled: bool):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    return torch.compile(model, backend="eager") if compiled else model
+
+
+@pytest.mark.parametrize("anomaly", [False, True], ids=["fast", "full"])
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_an_error_through_compiled_code_says_the_trackers_stepped_aside(fresh_dynamo, anomaly, compiled):
+    """A failure raised inside a torch.compile'd call (dynamo's own TorchRuntimeError here), or a run whose
+    compiled code wrote in place: the card says that what ran compiled is not tracked, in English and Chinese."""
+    model = _failing_model(compiled)
+    with pytest.raises(Exception):
+        with capture(CaptureOptions(anomaly=anomaly)) as run:
+            model(torch.randn(2, 8, device="meta"))
+    (d,) = [d for d in run.diagnoses if d.severity == "error"]
+    assert d.kind == "device-mismatch"
+    said = any("torch.compile compiled" in note for note in d.notes)
+    assert said is compiled and run.record.compiled is compiled
+
+
+def test_in_place_writes_of_compiled_code_are_counted_as_stepped_aside(fresh_dynamo):
+    def f(a):
+        y = torch.tanh(a)
+        y.mul_(2)
+        return y.sum()
+
+    fn = torch.compile(f, backend="eager")
+    a = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with capture(CaptureOptions(anomaly=False)) as run:
+            fn(a).backward()
+    assert run.record.compiled and run.record.inplace_ops == []
+    (d,) = [d for d in run.diagnoses if d.severity == "error"]
+    assert d.kind == "saved-tensor-modified-in-place"
+    assert any("torch.compile compiled" in note for note in d.notes)

@@ -53,6 +53,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "internal error in grad_magic rule {slug!r}: {error}",
         "zh": "grad_magic 规则 {slug!r} 内部出错：{error}",
     },
+    "note.compiled_region": {
+        "en": "Part of this run was code torch.compile compiled: grad_magic does not track inside it, so a line "
+              "that ran there is not named here. To see it, run the model or function once without torch.compile.",
+        "zh": "本次运行中有一部分是 torch.compile 编译过的代码：grad_magic 不跟踪其内部，所以在那里执行的代码行"
+              "不会在此列出。要看到它，请不经 torch.compile 再运行一次该模型或函数。",
+    },
     "note.fix_withheld": {
         "en": "A fixed copy was found but not offered: {reason}. Change the lines above by hand.",
         "zh": "找到了修复版本，但没有提供：{reason}。请按上面的说明手动修改。",

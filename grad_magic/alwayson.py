@@ -68,12 +68,16 @@ class AlwaysOn:
         if self._armed:
             return
         self._armed = True  # NB: set first: stop() undoes whatever of the rest got on
-        events = self._shell.events
-        events.register("pre_run_cell", self._pre)
-        events.register("post_run_cell", self._post)
-        self._shell.showtraceback = _plain_tracebacks(self._shell, self)
-        self._held = LightTracker(None, records=False)  # NB: noted before it goes on: stop() takes off what did
-        self._held.install()
+        try:
+            events = self._shell.events
+            events.register("pre_run_cell", self._pre)
+            events.register("post_run_cell", self._post)
+            self._shell.showtraceback = _plain_tracebacks(self._shell, self)
+            self._held = LightTracker(None, records=False)  # NB: noted before it goes on: stop() takes it off
+            self._held.install()
+        except BaseException:  # NB: an interrupt half way: not armed, nothing left on
+            self.stop()
+            raise
         self._cells = self.cards = 0
 
     def stop(self) -> None:

@@ -221,3 +221,30 @@ def shell_says(shell, line: str) -> str:
         shell.run_line_magic("gradcheck", line)
     return re.search(r"cards shown: \d+", out.getvalue()).group(0)
 
+
+
+@pytest.mark.parametrize("at", [1, 50, 300])
+def test_an_interrupt_while_turning_it_on_leaves_nothing_on(shell, monkeypatch, at):
+    """Ctrl-C on the n-th patch the watch puts on: `on` fails, and nothing of it stays (events, traceback
+    wrapper, patches)."""
+    from grad_magic import lighttrack
+    from grad_magic.magics import watch_of
+
+    plain = dict(vars(torch.Tensor))
+    events = {k: list(v) for k, v in shell.events.callbacks.items()}
+    calls = {"n": 0}
+    real = setattr
+
+    def interrupting(owner, name, value):
+        calls["n"] += 1
+        if calls["n"] == at:
+            raise KeyboardInterrupt
+        real(owner, name, value)
+
+    monkeypatch.setattr(lighttrack, "setattr", interrupting, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        watch_of(shell).start()
+    monkeypatch.undo()
+    assert not watch_of(shell).status().on and "showtraceback" not in vars(shell)
+    assert {k: list(v) for k, v in shell.events.callbacks.items()} == events
+    assert lighttrack.leftovers() == [] and dict(vars(torch.Tensor)) == plain

@@ -92,9 +92,9 @@ class _StepWatch:
         self._log.touched.clear()
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
         if len(self.steps) < 10_000:
-            self.steps.append(SeenStep(self._ref(optimizer), type(optimizer).__name__,
-                                       *_with_counts(self._look.look(optimizer, sys._getframe(1)), with_grad, stale),
-                                       callable(closure)))
+            lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
+            self.steps.append(SeenStep(self._ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
+                                       frames, models, growing, callable(closure)))
         if not callable(closure):
             return None
         # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
@@ -136,12 +136,6 @@ class _StepWatch:
             if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
                 if self._running.pop()[2] and not self.closed:
                     push_function_mode(self._tracker)  # NB: back on, as it was before the step
-
-
-def _with_counts(looked: Tuple[Any, Any, Any, Any], with_grad: int, stale: int) -> Tuple[Any, ...]:
-    """StepEvent's fields from `lineno` on: (lineno, params_with_grad, stale_params, frames, models, growing)."""
-    lineno, frames, models, growing = looked
-    return lineno, with_grad, stale, frames, models, growing
 
 
 def _params(optimizer: torch.optim.Optimizer):

@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
-from .names import instance_dict, user_object
+from .names import instance_dict, type_is, user_object
 
 MAX_NAMES = 256  # names looked at per frame
 MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
@@ -67,23 +67,23 @@ class GrowthWatch:
 def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
     for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
         if name == "self" and user_object(value):
-            for attr, inner in list(_dict_of(value).items())[:MAX_NAMES]:
-                if _is(inner, list):
+            for attr, inner in list((instance_dict(value) or {}).items())[:MAX_NAMES]:
+                if type_is(inner, list):
                     yield f"self.{attr}", inner
-        elif _is(value, (torch.Tensor, list)):
+        elif type_is(value, (torch.Tensor, list)):
             yield name, value
 
 
 def _graph_of(value: Any) -> Optional[torch.Tensor]:
     """The tensor with a grad_fn that `value` (a tensor, or a dict / tuple / list of them) holds, else None."""
-    if _is(value, torch.Tensor):
+    if type_is(value, torch.Tensor):
         return value if value.grad_fn is not None else None
-    items = value.values() if _is(value, dict) else value if _is(value, (tuple, list)) else ()
-    return next((t for t in list(items)[:16] if _is(t, torch.Tensor) and t.grad_fn is not None), None)
+    items = value.values() if type_is(value, dict) else value if type_is(value, (tuple, list)) else ()
+    return next((t for t in list(items)[:16] if type_is(t, torch.Tensor) and t.grad_fn is not None), None)
 
 
 def _state(value: Any) -> Optional[Tuple[int, int, int]]:
-    if _is(value, torch.Tensor):
+    if type_is(value, torch.Tensor):
         return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
     if value and _graph_of(value[-1]) is not None:
         return id(value), len(value), 0
@@ -92,7 +92,7 @@ def _state(value: Any) -> Optional[Tuple[int, int, int]]:
 
 def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
     """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
-    if _is(value, list):
+    if type_is(value, list):
         return now[0] == before[0] and now[1] > before[1]
     if now[2] == before[2]:
         return False
@@ -110,20 +110,11 @@ def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -
 
 def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
     code = frame.f_code
-    newest = value if _is(value, torch.Tensor) else value[-1]
-    item = "tensor" if _is(newest, torch.Tensor) else "dict" if _is(newest, dict) and all(
-        _is(v, torch.Tensor) for v in newest.values()) else "other"
+    newest = value if type_is(value, torch.Tensor) else value[-1]
+    item = "tensor" if type_is(newest, torch.Tensor) else "dict" if type_is(newest, dict) and all(
+        type_is(v, torch.Tensor) for v in newest.values()) else "other"
     tensor = _graph_of(newest)
     return GrowingLocal((code.co_filename, frame.f_lineno), getattr(code, "co_qualname", code.co_name), name,
-                        "tensor" if _is(value, torch.Tensor) else "list", state[1], item,
+                        "tensor" if type_is(value, torch.Tensor) else "list", state[1], item,
                         tensor.numel() if tensor is not None else 0,
                         type(tensor.grad_fn).__name__ if tensor is not None else "")
-
-
-def _dict_of(value: Any) -> Dict[str, Any]:
-    return instance_dict(value) or {}
-
-
-def _is(value: Any, types: Any) -> bool:
-    """`isinstance` from the type alone (stepwatch's: a user's `__class__` property never runs)."""
-    return issubclass(type(value), types)

@@ -321,10 +321,10 @@ def _grad(t: torch.Tensor) -> Any:
 
 def user_object(value: Any) -> bool:
     """An instance of a user's class (a Trainer, a Predictor): not a module, tensor, type, function or builtin."""
-    return user_type(type(value)) and instance_dict(value) is not None
+    return _users_type(type(value)) and instance_dict(value) is not None
 
 
-def user_type(cls: type) -> bool:
+def _users_type(cls: type) -> bool:
     """Whether `cls` is a user's class (`user_object`), decided once per type."""
     try:
         user = _USER_TYPES[cls]
@@ -344,3 +344,9 @@ def _user_type(cls: type) -> bool:
 
 
 _USER_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def type_is(value: Any, types: Any) -> bool:
+    """`isinstance` from the type alone: a frame's values are the user's objects, and isinstance reads a
+    `__class__` (a property of the user's, maybe slow) when the type is not one of `types`."""
+    return issubclass(type(value), types)

@@ -27,7 +27,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
 from .growing import MAX_NAMES, GrowingLocal, GrowthWatch
-from .names import instance_dict, user_type
+from .names import instance_dict, type_is, user_object
 from .record import StepEvent
 from .sources import Sources
 
@@ -147,11 +147,6 @@ class StepLook:
         self._filename = filename  # the running cell: the outermost frame looked at (above it: the kernel's)
         self._growth = GrowthWatch()
         self._layers: Dict[Tuple[int, int], Tuple[weakref.ref, bool, Tuple[weakref.ref, ...]]] = {}
-        # NB: a loop steps from the same frame with the same objects bound, step after step: what a frame's
-        # names held at the last step is kept (weakly), and used again while they name the same objects
-        self._held: Dict[int, Tuple[Any, Tuple[int, ...], Tuple[Tuple[str, weakref.ref], ...]]] = {}
-        self._seen: Dict[Tuple[Any, ...], HeldModel] = {}  # HeldModels made, used again when a step's is equal
-        self._types: Dict[type, bool] = {}  # user_type's verdicts, for this capture (strong keys: one cell)
         self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
         self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
         self._count = 0  # steps looked at
@@ -205,27 +200,17 @@ class StepLook:
         if read or self._plan is None:
             self._plan, self._was = (key, self._resolve(optimizer, frames)), None
         plan = self._plan[1]
-        modules = [ref() for ref, *_ in plan]
-        if any(module is None for module in modules):
+        if any(ref() is None for ref, *_ in plan):
             return None
         now = tuple(tuple(layer.__dict__.get("training") for layer in (r() for r in entry[4]) if layer is not None)
                     for entry in plan)
         if self._was is not None and self._was[0] == now:
             return self._was[1]  # NB: a loop's step: the same models, their layers in the same modes
-        found: List[HeldModel] = []
-        for (ref, path, site, stepped, layers), module, modes in zip(plan, modules, now):
-            evals = tuple(r for r, m in zip(layers, modes) if m is False)
-            trains = sum(1 for m in modes if m is True)
-            held_key = (id(module), path, site, stepped, tuple(map(id, evals)), trains)
-            held = self._seen.get(held_key)
-            if held is None or held.model() is not module:
-                held = HeldModel(ref, path, site, stepped, evals, trains)
-                if len(self._seen) >= 256:
-                    self._seen.clear()
-                self._seen[held_key] = held
-            found.append(held)
-        self._was = (now, tuple(found))
-        return self._was[1]
+        found = tuple(HeldModel(ref, path, site, stepped, tuple(r for r, m in zip(layers, modes) if m is False),
+                                sum(1 for m in modes if m is True))
+                      for (ref, path, site, stepped, layers), modes in zip(plan, now))
+        self._was = (now, found)
+        return found
 
     def _resolve(self, optimizer: Any, frames: List[FrameType]
                  ) -> Tuple[Tuple[weakref.ref, str, Tuple[str, int], bool, Tuple[weakref.ref, ...]], ...]:
@@ -234,35 +219,12 @@ class StepLook:
         ids: List[Set[int]] = []  # NB: the optimizer's parameter ids, read only when a model is new to it
         for frame in frames:
             site = (frame.f_code.co_filename, frame.f_lineno)
-            for path, module in self._held_by(frame):
+            for path, module in _modules_held(frame):
                 if id(module) in seen or len(seen) >= 32:
                     continue
                 stepped, layers = self._mode_layers(optimizer, module, ids)
                 seen[id(module)] = (weakref.ref(module), path, site, stepped, layers)
         return tuple(seen.values())
-
-    def _held_by(self, frame: FrameType) -> List[Tuple[str, torch.nn.Module]]:
-        """`_modules_held(frame)`, from the last step's answer while the frame's names hold the same objects."""
-        named = list(_names_of(frame))
-        inner = {name: _dict_of(value) for name, value in named if self._user_object(value)}
-        key = (*map(id, (value for _, value in named)), *(id(v) for d in inner.values() for v in list(d.values())[:MAX_NAMES]))
-        code = frame.f_code
-        known = self._held.get(id(code))
-        if known is not None and known[0] is code and known[1] == key:
-            found = [(path, ref()) for path, ref in known[2]]
-            if all(module is not None for _, module in found):
-                return found  # type: ignore[return-value]
-        found = list(_modules_held(named, inner))
-        self._held[id(code)] = (code, key, tuple((path, weakref.ref(module)) for path, module in found))
-        return found
-
-    def _user_object(self, value: Any) -> bool:
-        """names.user_object, with its verdicts per type kept for this capture."""
-        cls = type(value)
-        user = self._types.get(cls)
-        if user is None:
-            user = self._types[cls] = user_type(cls)
-        return user and instance_dict(value) is not None
 
     def _mode_layers(self, optimizer: Any, module: torch.nn.Module, ids: List[Set[int]]
                      ) -> Tuple[bool, Tuple[weakref.ref, ...]]:
@@ -276,17 +238,16 @@ class StepLook:
 
     # -- the locals that grow --
 
-def _modules_held(named: List[Tuple[str, Any]], inner: Dict[str, Dict[str, Any]]
-                  ) -> Iterator[Tuple[str, torch.nn.Module]]:
-    """(path, module): a frame's names (`_names_of`: its locals, the globals its code names), and modules one
-    attribute down from a plain object among them (`inner`, their dicts by name: `self.model`, `trainer.model`)."""
-    for name, value in named:
-        if _is(value, torch.nn.Module):
+def _modules_held(frame: FrameType) -> Iterator[Tuple[str, torch.nn.Module]]:
+    """(path, module): the frame's locals (a function's), the globals its code names, and modules one
+    attribute down from a user's object among them (`self.model`, `trainer.model`)."""
+    for name, value in _names_of(frame):
+        if type_is(value, torch.nn.Module):
             yield name, value
-        elif name in inner:
-            for attr, item in list(inner[name].items())[:MAX_NAMES]:
-                if type(attr) is str and _is(item, torch.nn.Module):
-                    yield f"{name}.{attr}", item
+        elif user_object(value):
+            for attr, inner in list(instance_dict(value).items())[:MAX_NAMES]:
+                if type(attr) is str and type_is(inner, torch.nn.Module):
+                    yield f"{name}.{attr}", inner
 
 
 def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
@@ -298,16 +259,6 @@ def _names_of(frame: FrameType) -> Iterator[Tuple[str, Any]]:
     for name in code.co_names[:MAX_NAMES]:
         if name not in local and name in globs:
             yield name, globs[name]
-
-
-def _dict_of(value: Any) -> Dict[str, Any]:
-    return instance_dict(value) or {}
-
-
-def _is(value: Any, types: Any) -> bool:
-    """`isinstance` from the type alone: a frame's values are the user's objects, and isinstance reads a
-    `__class__` (a property of the user's, maybe slow) when the type is not one of `types`."""
-    return issubclass(type(value), types)
 
 
 def _submodules(module: torch.nn.Module) -> Iterator[Tuple[torch.nn.Module, Optional[torch.nn.Module]]]:
@@ -335,9 +286,9 @@ def _trained_layers(module: torch.nn.Module, ids: Set[int]) -> Tuple[bool, Tuple
             trained[id(parent)] = True
     layers = []
     for m, parent in pairs:
-        if _is(m, _DropoutNd) and m.__dict__.get("p") and parent is not None and trained[id(parent)]:
+        if type_is(m, _DropoutNd) and m.__dict__.get("p") and parent is not None and trained[id(parent)]:
             layers.append(weakref.ref(m))
-        elif _is(m, _BatchNorm) and direct[id(m)]:
+        elif type_is(m, _BatchNorm) and direct[id(m)]:
             weight = (m.__dict__.get("_parameters") or {}).get("weight")
             if weight is not None and weight.requires_grad:
                 layers.append(weakref.ref(m))

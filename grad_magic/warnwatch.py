@@ -23,6 +23,8 @@ import warnings
 from types import FrameType
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+import torch.overrides
+
 from .record import CapturedWarning
 from .lighttrack import WRAPPER_CODE
 from .tracker import OpTracker
@@ -30,6 +32,10 @@ from .tracker import OpTracker
 # NB: the trackers' frames a warning torch raises in a tracked call is placed at: the mode's, the light tracker's
 _TRACKER_CODES = frozenset({OpTracker.__torch_function__.__code__, WRAPPER_CODE})
 _TRACKER_FILES = frozenset(code.co_filename for code in _TRACKER_CODES)
+# NB: torch's own torch-function dispatch (handle_torch_function), under any mode's __torch_function__ (the
+# user's too: `torch.set_default_device` pushes one): a warning raised in a call passed on there is Python's to
+# place at that innermost frame, not at the user's line that made the call
+_DISPATCH_FILES = frozenset({torch.overrides.__file__})
 _WARNINGS_FILES = frozenset({warnings.__file__, getattr(sys.modules.get("_py_warnings"), "__file__", None)})
 # NB: torch's wordings (torch/csrc/autograd/python_anomaly_mode.cpp; TensorBody.h), read by the rules
 EVIDENCE = re.compile(r"Error detected in \w+\. |The \.grad attribute of a Tensor that is not a leaf Tensor")
@@ -96,7 +102,7 @@ class WarningRecorder:
             return self._shown(message, category, filename, lineno, file, line)
         me = threading.get_ident()
         frame = _warning_frame(sys._getframe(1))
-        if filename in _TRACKER_FILES:
+        if frame is not None and (filename in _TRACKER_FILES or _passes_calls_on(frame.f_code)):
             frame, filename, lineno, line = _site_of_tracked_call(frame, filename, lineno, line)
         if me in self._passing:  # NB: the user's filters show it: already recorded
             return self._shown(message, category, filename, lineno, file, line)
@@ -173,13 +179,19 @@ def _warning_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
     return frame
 
 
+def _passes_calls_on(code: Any) -> bool:
+    """A frame that passes a torch call on: the trackers', a torch-function mode's, torch's dispatch to them."""
+    return code in _TRACKER_CODES or code.co_name == "__torch_function__" or code.co_filename in _DISPATCH_FILES
+
+
 def _site_of_tracked_call(frame: Optional[FrameType], filename: str, lineno: int, line: Optional[str]
                           ) -> Tuple[Optional[FrameType], str, int, Optional[str]]:
-    """Where a warning torch raised in a call the tracker passed on belongs: Python puts it at the
-    innermost Python frame (the tracker's); the user's code that made the call is the frame under it."""
-    while frame is not None and frame.f_code not in _TRACKER_CODES:
+    """Where a warning torch raised in a call the tracker (or a mode of the user's) passed on belongs: Python
+    puts it at the innermost Python frame (the tracker's, the mode's); the user's code that made the call is
+    the first frame under them."""
+    while frame is not None and not _passes_calls_on(frame.f_code):
         frame = frame.f_back
-    while frame is not None and frame.f_code in _TRACKER_CODES:  # NB: nested captures
+    while frame is not None and _passes_calls_on(frame.f_code):  # NB: nested captures, modes on modes
         frame = frame.f_back
     if frame is None:
         return None, filename, lineno, line

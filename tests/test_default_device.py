@@ -1,0 +1,60 @@
+"""`torch.set_default_device(...)`, the first line of many GPU notebooks, changes no card.
+
+It pushes a torch-function mode of torch's own (torch.utils._device.DeviceContext) under whatever grad_magic puts
+on, and every torch call and `.grad` read then passes through that mode's `__torch_function__` first. Each golden
+case is run as the golden suite runs it and again after `torch.set_default_device(device)` (taken off after the
+cell): the two runs must give the same kinds, lines, names and fixed cells, in full and in fast mode. Here with
+"cpu" (the mode is on, the tensors are where they were); tests/gpu/test_default_device_cuda.py runs the same
+comparison with "cuda", where the tensors really move.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import pytest
+import torch
+
+import grad_magic
+from gm_shell import run
+
+HERE = Path(__file__).parent
+CASES = sorted(p for p in (HERE / "cases").glob("*/*.py") if not p.name.endswith(".setup.py"))
+
+
+def fast(source: str) -> str:
+    first, rest = source.split("\n", 1)
+    return first.replace("%%gradcheck", "%%gradcheck --fast", 1) + "\n" + rest
+
+
+def answers(shell, case: Path, source: str, default: Optional[str]) -> List[Tuple]:
+    """What the run's cards say, as comparable data: each card's kind, lines, names and fixed cell."""
+    shell.reset(new_session=True)
+    if default is not None:
+        torch.set_default_device(default)
+    try:
+        setup = case.with_name(case.stem + ".setup.py")
+        if setup.exists():
+            assert run(shell, setup.read_text(encoding="utf-8")).success, "the case's setup failed"
+        run(shell, source)
+    finally:
+        torch.set_default_device(None)
+    return [(d.kind, tuple(s.lineno for s in d.lines), d.names, d.fix.source if d.fix else None)
+            for d in grad_magic.last_diagnoses()]
+
+
+def compare(shell, case: Path, mode: str, device: str) -> None:
+    source = case.read_text(encoding="utf-8")
+    if mode == "fast":
+        source = fast(source)
+    plain = answers(shell, case, source, None)
+    assert plain or mode == "fast", "the case gave no card"  # NB: fast mode: some NaN cases end with no NaN left
+    assert answers(shell, case, source, device) == plain
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["full", "fast"])
+@pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_a_default_device_changes_no_card(shell, case, mode, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    compare(shell, case, mode, "cpu")

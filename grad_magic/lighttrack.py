@@ -196,7 +196,10 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
         # NB: is_compiling first: dynamo traces this frame to the bare call, guarding on nothing of ours
         if _is_compiling() or not _ACTIVE:
             return original(*args, **kwargs)
-        caller = sys._getframe(1).f_code
+        try:
+            caller = sys._getframe(1).f_code
+        except ValueError:  # NB: called from torch's autograd worker thread with no Python frame under it
+            return original(*args, **kwargs)
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
             return original(*args, **kwargs)
         trackers = _trackers()

@@ -6,7 +6,7 @@ never holds HTML: rules build it, fixes fill its `fix`, renderers read it (`rend
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 ERROR = "error"
 WARNING = "warning"

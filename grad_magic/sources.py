@@ -13,6 +13,7 @@ import linecache
 import os
 import re
 import site
+import sys
 import sysconfig
 from dataclasses import dataclass
 from types import FrameType, TracebackType
@@ -40,6 +41,21 @@ class Frame:
     local_names: Optional[Mapping[str, Any]] = None
 
 
+def frame_at(depth: int) -> Optional[FrameType]:
+    """The frame `depth` calls out from the caller (0: the caller's own), or None where the stack is not that
+    deep: what torch calls from its autograd worker threads (a CUDA backward runs there: tensor hooks, custom
+    Functions' backward, anomaly mode's stack capture, its warnings) has no Python frames under it, and
+    `sys._getframe` raises there."""
+    try:
+        return sys._getframe(depth + 1)
+    except ValueError:
+        return None
+
+
+# NB: what always runs under a user's cells, wherever it is installed
+_HOSTS = ("IPython", "ipykernel", "traitlets", "tornado", "zmq", "jupyter_client", "torch")
+
+
 def _library_roots() -> Tuple[str, ...]:
     paths = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     try:
@@ -48,7 +64,24 @@ def _library_roots() -> Tuple[str, ...]:
     except AttributeError:  # pragma: no cover - virtualenv's old site module
         pass
     paths.add(os.path.dirname(os.path.abspath(__file__)))  # grad_magic itself, wherever it is installed
+    # NB: packages installed outside the interpreter's own folders (`pip install --target DIR` with DIR on
+    # PYTHONPATH, as on hosted GPU machines; a folder of wheels unpacked by hand): pip leaves a `*.dist-info`
+    # beside them. Else IPython's own `run_code` frame would pass for the user's code, under every cell.
+    paths.update(p for p in sys.path if p and _installed_into(p))
+    for name in _HOSTS:
+        module = sys.modules.get(name)
+        if isinstance(getattr(module, "__file__", None), str):
+            paths.add(os.path.dirname(os.path.abspath(module.__file__)))
     return tuple(sorted(os.path.join(os.path.realpath(p), "") for p in paths if p))
+
+
+def _installed_into(folder: str) -> bool:
+    """Whether pip installed a distribution into `folder` (a sys.path entry)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".dist-info") and e.is_dir() for e in entries)
+    except OSError:
+        return False
 
 
 _LIBRARIES = _library_roots()

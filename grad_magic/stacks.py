@@ -15,13 +15,14 @@ and a second copy of that function's frame.
 """
 from __future__ import annotations
 
-import sys
 import traceback
 import warnings
 from types import CodeType, FrameType, TracebackType
 from typing import Callable, FrozenSet, List, Optional, Sequence, TypeVar
 
 import torch.overrides
+
+from .sources import frame_at
 
 # NB: the files whose frames lead to a hidden frame: torch's dispatch to the tracker, `warnings` to the recorder
 _DISPATCH_FILES = frozenset({torch.overrides.handle_torch_function.__code__.co_filename, warnings.__file__})
@@ -61,7 +62,7 @@ class TraceFilter:
         if getattr(self._module, "should_preserve_node_meta", False):
             return self._previous()  # NB: fx tracing's own path: not a stack walk
         frames, kept = self._frames, []
-        frame: Optional[FrameType] = sys._getframe(1)
+        frame = frame_at(1)
         while frame is not None:
             if frame not in frames:
                 kept.append((frame, frame.f_lineno))

@@ -11,7 +11,6 @@ Part of the capture room (capture.py installs these; each undo is idempotent). T
 """
 from __future__ import annotations
 
-import sys
 import weakref
 from types import FrameType
 from typing import Any, Callable, Optional, Tuple
@@ -19,6 +18,8 @@ from typing import Any, Callable, Optional, Tuple
 import torch
 import torch.autograd.anomaly_mode as anomaly_mode
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+
+from .sources import frame_at
 
 Anomaly = Tuple[bool, bool]  # (anomaly mode on, its NaN check on)
 _ANOMALY_FILE = anomaly_mode.__file__
@@ -69,7 +70,7 @@ class AnomalyWatch:
                 torch.set_anomaly_enabled = self._setter
             return self._setter(*args, **kwargs)
         result = self._setter(*args, **kwargs)
-        self._seen(_users_call(sys._getframe(1)), anomaly_state())
+        self._seen(_users_call(frame_at(1)), anomaly_state())
         return result
 
     def _seen(self, frame: Optional[FrameType], now: Anomaly) -> None:

@@ -10,7 +10,6 @@ recorded with those modules, innermost first, so a rule can name the module that
 from __future__ import annotations
 
 import os
-import sys
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .record import OpEvent, TensorSnapshot
-from .sources import Sources, plain_sources
+from .sources import Sources, frame_at, plain_sources
 
 # NB: `x += y` reaches the mode as `add_`; these dunders are the in-place ones that keep their name.
 _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
@@ -105,18 +104,18 @@ class OpLog:
 
     def user_lineno(self) -> Optional[int]:
         """The innermost line of the user's cell on the current stack."""
-        return self.sources.stack(sys._getframe(2), self.filename)[0]
+        return self.sources.stack(frame_at(2), self.filename)[0]
 
     def user_site(self) -> Tuple[Optional[int], Tuple[Tuple[str, int], ...]]:
         """The innermost line of the user's cell on the current stack, and the user frames (cells, own files)
         from the innermost out."""
-        return self.sources.stack(sys._getframe(2), self.filename)
+        return self.sources.stack(frame_at(2), self.filename)
 
     def modules_on_stack(self) -> Tuple[weakref.ref, ...]:
         """The modules whose `forward()` runs around the current op, innermost first, up to the innermost user
         frame (its `self` when that is a module). Only frames named `forward` and that user frame are read."""
         found: List[Any] = []
-        frame = sys._getframe(2)
+        frame = frame_at(2)
         module = torch.nn.Module
         while frame is not None and len(found) < MAX_MODULES:
             code = frame.f_code
@@ -167,7 +166,7 @@ class OpTracker(TorchFunctionMode):
         return result
 
     def _observe(self, name: str, args: tuple, kwargs: dict) -> None:
-        if compiled_region(sys._getframe(2)):
+        if compiled_region(frame_at(2)):
             self._log.compiled += 1
             return
         if name[-1:] == "_" and name[:2] != "__" or name in _INPLACE_DUNDERS:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import torch.overrides
 
 from .record import CapturedWarning
+from .sources import frame_at
 from .lighttrack import WRAPPER_CODE
 from .tracker import OpTracker
 
@@ -101,7 +102,7 @@ class WarningRecorder:
                 warnings.showwarning = self._shown
             return self._shown(message, category, filename, lineno, file, line)
         me = threading.get_ident()
-        frame = _warning_frame(sys._getframe(1))
+        frame = _warning_frame(frame_at(1))
         if frame is not None and (filename in _TRACKER_FILES or _passes_calls_on(frame.f_code)):
             frame, filename, lineno, line = _site_of_tracked_call(frame, filename, lineno, line)
         if me in self._passing:  # NB: the user's filters show it: already recorded

@@ -3,9 +3,9 @@
 It pushes a torch-function mode of torch's own (torch.utils._device.DeviceContext) under whatever grad_magic puts
 on, and every torch call and `.grad` read then passes through that mode's `__torch_function__` first. Each golden
 case is run as the golden suite runs it and again after `torch.set_default_device(device)` (taken off after the
-cell): the two runs must give the same kinds, lines, names and fixed cells, in full and in fast mode. Here with
-"cpu" (the mode is on, the tensors are where they were); tests/gpu/test_default_device_cuda.py runs the same
-comparison with "cuda", where the tensors really move.
+cell): the two runs must give the same kinds, lines, names and fixed cells. Here with "cpu" (the mode is on,
+the tensors are where they were); tests/gpu/test_default_device_cuda.py runs the same comparison with "cuda",
+where the tensors really move.
 """
 from __future__ import annotations
 
@@ -52,9 +52,11 @@ def compare(shell, case: Path, mode: str, device: str) -> None:
     assert answers(shell, case, source, device) == plain
 
 
+# NB: fast mode only here (each case runs twice: ~3 min): the mode is under fast mode's light tracker, which
+# sees only what passes through it, while full mode's tracker is a mode itself, pushed above the user's (the
+# cuda run in tests/gpu compares both modes)
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["full", "fast"])
 @pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
-def test_a_default_device_changes_no_card(shell, case, mode, monkeypatch):
+def test_a_default_device_changes_no_card_in_fast_mode(shell, case, monkeypatch):
     monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
-    compare(shell, case, mode, "cpu")
+    compare(shell, case, "fast", "cpu")

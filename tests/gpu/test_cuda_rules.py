@@ -79,7 +79,7 @@ print(f"last loss {loss.item():.3f}")
 # (cell, the names and devices the title must show, what the fixed cell must contain)
 MISMATCHES = {
     "seed_article": (SEED, ["`inputs` on cpu", "`model`'s parameters on cuda:0"],
-                     "inputs = torch.randn(10, 3, device=model.weight.device)"),
+                     "inputs = torch.randn(10, 3, device=model.weight.device)  # 数据在CPU"),
     "matmul": (MATMUL, ["`x` on cpu", "`w` on cuda:0"], "x = torch.randn(4, 3, device=w.device)"),
     "cat": (CAT, ["`padding` on cpu", "`features` on cuda:0"], "padding = torch.zeros(2, 4, device=features.device)"),
     "elementwise": (ADD, ["`b` on cpu", "`a` on cuda:0"], "b = torch.ones(3, device=a.device)"),

@@ -144,3 +144,41 @@ def test_the_always_on_watch_shows_each_card_once(shell):
     finally:
         run(shell, "%gradcheck off")
     assert len(_cards(shell, "grads-not-zeroed")) == 3
+
+
+# torch runs a CUDA backward on its device thread, where a custom Function's backward, a tensor hook and
+# anomaly mode's warnings are called with no Python frame under them (tests/test_worker_threads.py)
+BACKWARD_ON_THE_DEVICE_THREAD = """import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+w = torch.randn(8, device="cuda", requires_grad=True)
+w.register_hook(lambda g: g.clamp(-1, 1))
+h = torch.sigmoid(Square.apply(w))
+h.mul_(2)
+h.sum().backward()
+"""
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_backward_on_the_device_thread_keeps_the_users_error(shell, monkeypatch, mode):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "en")
+    result = _run(shell, mode, BACKWARD_ON_THE_DEVICE_THREAD)
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    assert "modified by an inplace operation" in str(result.error_in_exec)
+    d = _one("saved-tensor-modified-in-place")
+    shift = 0 if mode == "always-on" else 1
+    assert [s.lineno for s in d.lines] == [n + shift for n in (18, 19, 20)], [s.lineno for s in d.lines]
+    fixed = _run_fixed(shell, mode, d.fix.source)
+    assert fixed.success, fixed.error_in_exec

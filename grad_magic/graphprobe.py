@@ -94,13 +94,17 @@ def backward_roots(tb: Optional[TracebackType]) -> List[torch.Tensor]:
 def broken_nodes(roots: Sequence[torch.Tensor]) -> GraphFacts:
     """The saved values of the graph under `roots` that torch refuses now, in walk order (from the roots)."""
     broken: List[BrokenSaved] = []
-    seen: set = set()  # NB: ids (a custom node's class may define __eq__); the roots keep the nodes alive
+    seen: set = set()  # NB: ids (a custom node's class may define __eq__)
+    # NB: torch may hand out a new Python object for a node at each `next_functions` read (torch 2.11 did):
+    # one dropped after its visit frees its id for the next, which then passed for seen. Kept till the end.
+    visited: List[Any] = []
     todo = [t.grad_fn for t in roots if t.grad_fn is not None]
     while todo and len(seen) < MAX_NODES:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
+        visited.append(node)
         following = _next(node)
         for attr, message in refused_saved(node):
             if sum((_FREED in b.message) == (_FREED in message) for b in broken) < MAX_BROKEN:  # NB: per kind

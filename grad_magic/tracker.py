@@ -31,6 +31,7 @@ MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and
 MAX_MODULES = 8  # modules kept per in-place op, innermost first
 _is_compiling = torch.compiler.is_compiling
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_DYNAMO_DIR = os.path.join(_TORCH_DIR, "_dynamo") + os.sep
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,12 @@ def producer_before(t: torch.Tensor) -> str:
 
 def compiled_region(frame: Optional[FrameType]) -> bool:
     """Whether the first frame from `frame` out that is not torch's is code torch.compile generated (FX's
-    `<eval_with_key>`, inductor's cache): a compiled region, where the trackers step aside -- its ops are not
-    lines of the user's (and inductor writes its buffers with out=)."""
+    `<eval_with_key>`, inductor's cache), or dynamo is on the way there (tracing: its fake-tensor runs of the
+    ops): a compiled region, where the trackers step aside -- its ops are not lines of the user's (and inductor
+    writes its buffers with out=)."""
     while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        if frame.f_code.co_filename.startswith(_DYNAMO_DIR):
+            return True  # NB: dynamo tracing the function: its fake-tensor runs of the ops (torch 2.11)
         frame = frame.f_back
     filename = frame.f_code.co_filename if frame is not None else ""
     cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # NB: set by inductor itself once it has run

@@ -6,12 +6,16 @@ the same whatever the backend; inductor's C++ compile would cost ~10 s a test on
 """
 from __future__ import annotations
 
+import os
+from types import SimpleNamespace
+
 import pytest
 import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
 from grad_magic.capture import CaptureOptions, capture
+from grad_magic.tracker import compiled_region
 
 
 def _compiled():
@@ -118,3 +122,22 @@ def test_in_place_writes_of_compiled_code_are_counted_as_stepped_aside(fresh_dyn
     (d,) = [d for d in run.diagnoses if d.severity == "error"]
     assert d.kind == "saved-tensor-modified-in-place"
     assert any("torch.compile compiled" in note for note in d.notes)
+
+
+def _frames(*filenames: str):
+    """A chain of stand-in frames, innermost first."""
+    frame = None
+    for filename in reversed(filenames):
+        frame = SimpleNamespace(f_code=SimpleNamespace(co_filename=filename), f_back=frame)
+    return frame
+
+
+def test_dynamo_tracing_a_function_is_a_compiled_region():
+    """torch 2.11's dynamo runs each op on fake tensors while it traces, from its own frames out to the user's
+    function being traced (seen on an H200 machine): the in-place ops of that run are not the user's lines."""
+    torch_dir = os.path.dirname(torch.__file__)
+    functional = os.path.join(torch_dir, "nn", "functional.py")
+    traced = _frames(functional, os.path.join(torch_dir, "_dynamo", "utils.py"), "/home/me/train.py")
+    assert compiled_region(traced)
+    assert not compiled_region(_frames(functional, "/home/me/train.py"))  # NB: the user's own F.relu call
+    assert compiled_region(_frames(functional, "<eval_with_key>.3", "/home/me/train.py"))

@@ -156,6 +156,45 @@ def test_the_roots_come_from_torchs_frames_and_the_broken_node_is_named():
     assert [(b.node, b.saved) for b in changed] == [("SigmoidBackward0", "result")] and facts.complete
 
 
+class _Node:
+    """A stand-in for an autograd node whose Python object torch makes anew at each `next_functions` read (torch
+    2.11 did): once dropped, its id is free for the next object."""
+
+    def __init__(self, depth: int = 0) -> None:
+        self.depth = depth
+
+    @property
+    def next_functions(self):
+        following = TanhBackward0 if self.depth >= CHAIN else MulBackward0
+        return ((following(self.depth + 1), 0),)
+
+
+class TanhBackward0(_Node):
+    _raw_saved_result = None
+    next_functions = ()
+
+    @property
+    def _saved_result(self):
+        raise RuntimeError("one of the variables needed for gradient computation has been modified by an inplace "
+                           "operation: [torch.FloatTensor [2, 3]], which is output 0 of TanhBackward0, is at "
+                           "version 1; expected version 0 instead.")
+
+
+class MulBackward0(_Node):
+    pass
+
+
+CHAIN = 50  # NB: a node dropped at each step of the walk: the allocator hands its memory to a later one
+
+
+def test_every_node_is_walked_when_torch_makes_a_new_object_for_it_at_each_read():
+    """Seen on torch 2.11 (an H200's): the node that refused its saved value was never reached, its new object
+    having the id of one already visited and dropped; fast mode's card then named no forward line."""
+    root = type("Root", (), {"grad_fn": property(lambda self: MulBackward0())})()  # NB: a new object too
+    facts = graphprobe.broken_nodes([root])
+    assert facts.nodes == CHAIN + 2 and [(b.node, b.saved) for b in facts.broken] == [("TanhBackward0", "result")]
+
+
 def test_a_saved_value_with_an_unpack_hook_is_never_unpacked():
     unpacked = []
     a = torch.randn(3, requires_grad=True)

@@ -1,6 +1,7 @@
 """Shared fixtures. After every test the global torch / warnings state must be exactly as before."""
 from __future__ import annotations
 
+import copy
 import sys
 import warnings
 
@@ -59,12 +60,18 @@ def shell():
     sh.run_line_magic("load_ext", "grad_magic")
     publisher, sh.display_pub = sh.display_pub, CapturingDisplayPublisher()
     sh.display_pub.shell = sh
+    configured = copy.deepcopy(sh.config.get("GradMagic"))
     try:
         yield sh
     finally:
         sh.display_pub = publisher
         sh.run_line_magic("unload_ext", "grad_magic")
         grad_magic.state.remember([])
+        # NB: a `%config GradMagic.language = "zh"` of a test would be applied again at the next load_ext
+        if configured is None:
+            sh.config.pop("GradMagic", None)
+        else:
+            sh.config["GradMagic"] = configured
 
 
 # NB: the fast tier (`pytest -m "not slow"`, under a minute, for work in progress) leaves out what runs a

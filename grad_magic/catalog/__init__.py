@@ -14,7 +14,7 @@ from typing import Dict, Iterable
 from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
-            "backward_across", "conversions", "dtypes", "shapes", "memory", "numerics", "training", "inventory",
+            "backward_across", "conversions", "dtypes", "shapes", "memory", "device_assert", "numerics", "training", "inventory",
             "bounds", "live", "always")
 
 

@@ -108,9 +108,9 @@ def markdown(results: Dict[str, Any]) -> str:
             "is judged on the wall-clock median; the CPU column is the bench process's CPU time (load: of "
             "load_ext inside its process), which other processes on a busy machine do not inflate.", ""]
     rows = [r for r in results["targets"] if "(cuda" not in r["figure"]]
-    out = head + _table(rows)
+    out = head + (_table(rows) if rows else [])
     gpu = [r for r in results["targets"] if "(cuda" in r["figure"]]
     if gpu:
-        out += ["", f"CUDA ({cuda}): the same workloads on cuda:0, each cell ending in "
+        out += ([""] if rows else []) + [f"CUDA ({cuda}): the same workloads on cuda:0, each cell ending in "
                     "torch.cuda.synchronize().", ""] + _table(gpu)
     return "\n".join(out) + "\n"

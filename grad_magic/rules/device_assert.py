@@ -153,7 +153,7 @@ def _names(*nodes: Optional[ast.AST]) -> Tuple[str, ...]:
 # -- the card --
 
 @rule(KIND, raises=RuntimeError, parse=parse_device_assert, matches=(
-    "CUDA error: device-side assert triggered (torch.AcceleratorError in torch >= 2.10; RuntimeError before)",
+    "CUDA error: device-side assert triggered (torch.AcceleratorError since torch 2.8; RuntimeError before)",
     "HIP error: device-side assert triggered / cuda runtime error (59) : device-side assert triggered (torch 1.0)",
 ))
 def cuda_device_assert(ctx: RuleContext, err: DeviceAssert) -> Diagnosis:

@@ -8,10 +8,11 @@ cross-entropy's [0, 1], multinomial's probabilities), no fix (the values that br
 read: after the assert the GPU refuses every call) and the card (catalog keys `assert.*`).
 
 target-out-of-range (rules/shapes) answers first when the class-index loss call is on the line that reported
-the assert; this rule answers the rest. CUDA reports a failed kernel at the next call that waits for the GPU, so the line the traceback names is where the
-error surfaced, not always where the kernel was launched: every such call of the cell is named, in a loop those
-after the reporting line too (an earlier turn ran them). Reads the cell's text and the metadata of live objects
-only (a tensor's shape, a module's type and sizes): reading GPU memory would raise the same error again.
+the assert; this rule answers the rest. CUDA reports a failed kernel at the next call that waits for the GPU,
+so the line the traceback names is where the error surfaced, not always where the kernel was launched: every
+such call of the cell is named, in a loop those after the reporting line too (an earlier turn ran them). Reads
+the cell's text and the metadata of live objects only (a tensor's shape, a module's type and sizes): reading GPU
+memory would raise the same error again.
 
 Seen on an H200 with torch 2.11 (AcceleratorError, a RuntimeError), and in public reports: pytorch/pytorch#18014
 and #44355 (the error surfaced at a later print / display of the loss), datawhalechina/leedl-tutorial#89 (label -1
@@ -81,18 +82,23 @@ class Check:
 
 
 def checks_in(ctx: RuleContext) -> List[Check]:
+    """The calls of the cell (of the frame a view reads) whose kernels check values, in the cell's order."""
     tree = cell_tree(ctx.record.source)
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)) \
+        if tree is not None else []
     found: List[Check] = []
-    for call in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)) \
-            if tree is not None else ():
+    for call in calls:
         check = _check(ctx, call)
-        if check is not None and len(found) < MAX_CHECKS:
+        if check is not None:
             found.append(check)
+            if len(found) == MAX_CHECKS:
+                break
     return found
 
 
 def _is(obj: Any, kinds: tuple) -> bool:
-    return any(obj is k or (isinstance(k, type) and (obj is k or isinstance(obj, k))) for k in kinds)
+    """`obj` is one of `kinds` (a function, a module class) or an instance of one of the classes."""
+    return any(obj is k or isinstance(k, type) and isinstance(obj, k) for k in kinds)
 
 
 def _check(ctx: RuleContext, call: ast.Call) -> Optional[Check]:

@@ -121,13 +121,13 @@ def _check(ctx: RuleContext, call: ast.Call) -> Optional[Check]:
         return Check(call.lineno, "assert.check.multinomial", (("call", text),), ())
     if obj is F.embedding or isinstance(obj, torch.nn.Embedding):
         table = obj if isinstance(obj, torch.nn.Embedding) else None
-        return _embedding(call, text, dotted(callee) or "", table, call.lineno)
+        return _embedding(call, text, dotted(callee) or "", table)
     if isinstance(obj, torch.nn.Module):  # a model the cell calls: the embeddings inside it
         name = dotted(callee) or ""
         inner = next(((path, m) for path, m in submodules(name, obj, set())
                       if isinstance(m, torch.nn.Embedding)), None)
         if inner is not None:
-            return _embedding(call, text, inner[0], inner[1], call.lineno)
+            return _embedding(call, text, inner[0], inner[1])
         return None
     if isinstance(call.func, ast.Attribute) and call.func.attr in INDEX_METHODS:
         index = argument(call, 1, "index") if call.func.attr not in ("take",) else argument(call, 0, "index")
@@ -135,13 +135,13 @@ def _check(ctx: RuleContext, call: ast.Call) -> Optional[Check]:
     return None
 
 
-def _embedding(call: ast.Call, text: str, path: str, table: Optional[torch.nn.Embedding],
-               lineno: int) -> Check:
+def _embedding(call: ast.Call, text: str, path: str, table: Optional[torch.nn.Embedding]) -> Check:
+    """`F.embedding(...)` (its table unknown here), or an nn.Embedding the call runs, with its row count."""
     if table is None:
-        return Check(lineno, "assert.check.embedding_unknown", (("call", text),), ())
+        return Check(call.lineno, "assert.check.embedding_unknown", (("call", text),), ())
     rows = int(table.num_embeddings)
-    return Check(lineno, "assert.check.embedding", (("call", text), ("table", path), ("rows", rows),
-                                                    ("last", rows - 1)), ())
+    return Check(call.lineno, "assert.check.embedding", (("call", text), ("table", path), ("rows", rows),
+                                                         ("last", rows - 1)), ())
 
 
 def _classes(logits: Any) -> Optional[int]:

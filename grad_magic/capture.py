@@ -12,6 +12,7 @@ put on.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import platform
@@ -36,7 +37,8 @@ from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
 from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
-from .stepwatch import Clearings, SeenStep, StepLook, counted_after, stale_grads, users_closure
+from .stepwatch import (Clearings, SeenStep, StepLook, calling_frame, counted_after, looks_at, stale_grads, stepped_on,
+                        users_closure)
 from .stacks import TraceFilter
 from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
 from .tracker import OpLog, OpTracker
@@ -73,8 +75,11 @@ class _StepWatch:
         self.steps: List[StepEvent] = []
         # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
-        # (thread, id(optimizer), whether it took the tracker off) of each step under way, innermost last
-        self._running: List[Tuple[int, int, bool]] = []
+        # (thread, id(optimizer), whether it took the tracker off, the parameters when the step is looked at) of
+        # each step under way, innermost last
+        self._running: List[Tuple[int, int, bool, Optional[List[torch.Tensor]]]] = []
+        # id(optimizer) -> [its steps, (id, code, line) of the frame that called the last one, its last look's record]
+        self._paces: Dict[int, List[Any]] = {}
         self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
         self._refs: Dict[int, weakref.ref] = {}
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
@@ -84,17 +89,43 @@ class _StepWatch:
         self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        self._log.paused += 1
+        log = self._log
+        log.paused += 1
         popped = self._tracker is not None and pop_function_mode(self._tracker)
-        if len(self._running) < 1000:  # NB: a step that raised never ends: its entry stays
-            self._running.append((threading.get_ident(), id(optimizer), popped))
-        with_grad, stale = stale_grads(_params(optimizer), self._after, self.clearings.since_last_step(self._log))
-        self._log.touched.clear()
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
-        if len(self.steps) < 10_000:
+        steps, running = self.steps, self._running
+        pace = self._paces.get(id(optimizer))
+        if pace is None or pace[2] is not None and pace[2].optimizer() is not optimizer:
+            pace = self._paces[id(optimizer)] = [0, None, None]
+        pace[0] += 1
+        caller = calling_frame(sys._getframe(1))
+        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else None
+        if pace[1] == key and pace[2] is not None and not looks_at(pace[0]) and not callable(closure):
+            models = self._look.modes_now(optimizer)
+            if models is not None:  # NB: a loop's step between two looks: as the last look, the modes read now
+                if len(running) < 1000:
+                    running.append((threading.get_ident(), id(optimizer), popped, None))
+                if len(steps) < 10_000:
+                    last = pace[2]
+                    steps.append(last if models is last.models else dataclasses.replace(last, models=models))
+                return None
+        params = _params(optimizer)
+        if len(running) < 1000:  # NB: a step that raised never ends: its entry stays
+            running.append((threading.get_ident(), id(optimizer), popped, params))
+        with_grad, stale = stale_grads(params, self._after, self.clearings.since_last_step(log))
+        log.touched.clear()
+        if len(steps) < 10_000:
             lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
-            self.steps.append(SeenStep(self._ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale,
-                                       frames, models, growing, callable(closure)))
+            ref, last = self._ref(optimizer), pace[2]
+            if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
+                    last.stale_params == stale and last.frames == frames and last.models is models and \
+                    last.growing == growing and not last.closure and closure is None:
+                record = last  # NB: a loop's step as the one before it: the same (immutable) record again
+            else:
+                record = SeenStep(ref, type(optimizer).__name__, lineno, with_grad, stale, frames, models, growing,
+                                  callable(closure))
+            steps.append(record)
+            pace[1:] = key, record
         if not callable(closure):
             return None
         # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
@@ -117,30 +148,34 @@ class _StepWatch:
             (pop_function_mode if pause else push_function_mode)(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        running = self._running
+        mine = running[-1] if running and running[-1][:2] == (threading.get_ident(), id(optimizer)) else None
         try:
-            after = self._after
-            for p in _params(optimizer):
-                g = p.grad
-                if g is not None:
-                    seen = after.get(id(p))
-                    # NB: the same .grad as at the last step (zero_grad(set_to_none=False)): its reference again
-                    after[id(p)] = (seen[0] if seen is not None and seen[0]() is g else weakref.ref(g), g._version)
-            if self.steps and self.steps[-1].optimizer() is optimizer:
-                self.steps[-1] = counted_after(self.steps[-1], _params(optimizer))  # NB: a closure's gradients
+            pace = self._paces.get(id(optimizer))
+            if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
+                # NB: the gradients this step leaves, for the next look to compare with (and the clearings since)
+                params = mine[3] if mine is not None and mine[3] is not None else _params(optimizer)
+                stepped_on(params, self._after)
+                self.clearings.since_last_step(self._log)
+                self._log.touched.clear()
+                steps = self.steps
+                if steps and steps[-1].closure and steps[-1].optimizer() is optimizer:
+                    steps[-1] = counted_after(steps[-1], params)  # NB: a closure's gradients
             self.count += 1
             if self.live is not None and self.live.wants(self.count):
                 # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
                 self.live.at_step(self.count, self.so_far)
         finally:
             self._log.paused = max(0, self._log.paused - 1)
-            if self._running and self._running[-1][:2] == (threading.get_ident(), id(optimizer)):
-                if self._running.pop()[2] and not self.closed:
+            if mine is not None:
+                running.pop()
+                if mine[2] and not self.closed:
                     push_function_mode(self._tracker)  # NB: back on, as it was before the step
 
 
-def _params(optimizer: torch.optim.Optimizer):
-    for group in optimizer.param_groups:
-        yield from group["params"]
+def _params(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
+    """The optimizer's parameters, read once per step (its param_groups stay as they are while it steps)."""
+    return [p for group in optimizer.param_groups for p in group["params"]]
 
 
 def _module_params(module: torch.nn.Module):
@@ -162,7 +197,7 @@ class _ZeroGradWatch:
     def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: Optional[TorchFunctionMode],
                  steps: _StepWatch) -> None:
         self._owner, self._original = owner, owner.__dict__["zero_grad"]
-        watch_params, touched, original = params, steps.clearings.by_zero_grad, self._original
+        watch_params, clearings, original = params, steps.clearings, self._original
 
         @functools.wraps(original)
         def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -175,7 +210,7 @@ class _ZeroGradWatch:
                 return original(obj, *args, **kwargs)
             finally:
                 try:
-                    touched.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
+                    clearings.by_zero_grad.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
                 finally:
                     if popped and not steps.closed:
                         push_function_mode(tracker)  # NB: back on, as it was before the call

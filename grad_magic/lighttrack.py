@@ -57,6 +57,10 @@ _DUNDER_NAMES = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__
                  "__setitem__": "__setitem__"}
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "pin_memory"})
 _is_compiling = torch.compiler.is_compiling
+# NB: dynamo reads this one as True while it traces (a constant, no guard); a third of is_compiling's cost, on the
+# path of every in-place call an optimizer makes. is_compiling (also non-strict export's tracing) before recording.
+_is_dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", _is_compiling)
+_getframe = sys._getframe
 
 
 def entry_points() -> Iterator[Tuple[Any, str, str]]:
@@ -193,19 +197,19 @@ def _trackers() -> List[LightTracker]:
 
 def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
     def inplace(*args: Any, **kwargs: Any) -> Any:
-        # NB: is_compiling first: dynamo traces this frame to the bare call, guarding on nothing of ours
-        if _is_compiling() or not _ACTIVE:
+        # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
+        if _is_dynamo_compiling() or not _ACTIVE:
             return original(*args, **kwargs)
         try:
-            caller = sys._getframe(1).f_code
+            caller = _getframe(1).f_code
         except ValueError:  # NB: called from torch's autograd worker thread with no Python frame under it
             return original(*args, **kwargs)
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
             return original(*args, **kwargs)
         trackers = _trackers()
-        if not trackers:
+        if not trackers or _is_compiling():
             return original(*args, **kwargs)
-        if compiled_region(sys._getframe(1)):
+        if compiled_region(_getframe(1)):
             for tracker in trackers:
                 tracker.log.compiled += 1  # NB: the card says that compiled code ran untracked
             return original(*args, **kwargs)

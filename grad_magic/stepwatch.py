@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
@@ -32,8 +33,23 @@ from .record import StepEvent
 from .sources import Sources
 
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
-RESOLVE_EVERY = 16  # a loop's step reads which models its frames' names hold at its first 16 steps, then every 16th
 MAX_MODULES = 5_000  # submodules walked per model
+LOOK_FIRST = 8  # an optimizer's first 8 steps are looked at...
+LOOK_EVERY = 16  # ... then every 16th, and each one called from another frame or line than its last
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def looks_at(step: int) -> bool:
+    """Whether an optimizer's step number `step` (from 1) is looked at whatever calls it."""
+    return step <= LOOK_FIRST or step % LOOK_EVERY == 0
+
+
+def calling_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
+    """The first frame from `frame` out that is not torch's: what called `optimizer.step()` (through torch's
+    wrappers: the step's own, an LR scheduler's)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        frame = frame.f_back
+    return frame
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,10 @@ CLEARING = frozenset({"zero_", "fill_", "copy_", "mul_", "__imul__", "__setitem_
                       "_foreach_copy_"})
 
 
+def _NOT_CLEARED(grad: torch.Tensor) -> bool:
+    return False
+
+
 class Clearings:
     """The gradients cleared since the previous step: by `zero_grad()` (its wrapper adds them to `by_zero_grad`)
     or by an in-place op of the user's that clears; a gradient only clipped or scaled is not cleared."""
@@ -77,17 +97,20 @@ class Clearings:
     def since_last_step(self, log: Any) -> Callable[[torch.Tensor], bool]:
         """Whether a gradient was cleared since the previous step; then starts counting again. `log`: the op
         tracker's OpLog (its in-place events and the ids it saw changed in place, `touched`)."""
+        ids, self.by_zero_grad = self.by_zero_grad, set()  # NB: zero_grad's wrapper adds to the new one
+        mark = log.inplace[-1] if log.inplace else None
+        if mark is self._mark and log.dropped == self._dropped:  # NB: a healthy loop: no in-place op of the user's
+            return (lambda g: id(g) in ids) if ids else _NOT_CLEARED
         events, complete = self._new_events(log)
         clearing = [e for e in events if e.name in CLEARING]
-        ids, shapes = set(self.by_zero_grad), set()
+        shapes: Set[Tuple[Any, str]] = set()
         if not complete or any(len(e.targets) >= 4 for e in clearing):
             ids |= log.touched  # NB: what changed cannot be told apart: every change counts as a clearing
         elif clearing:
             ids |= {t.ident for e in clearing for t in e.targets}
             # NB: `p.grad.data.zero_()` clears through another tensor object: known by its shape
             shapes = {(t.shape, t.dtype) for e in clearing for t in e.targets if not t.requires_grad}
-        self.by_zero_grad.clear()  # NB: the same set: zero_grad's wrapper holds it
-        self._mark, self._dropped = (log.inplace[-1] if log.inplace else None), log.dropped
+        self._mark, self._dropped = mark, log.dropped
         return lambda g: id(g) in ids or bool(shapes) and (tuple(g.shape), str(g.dtype)[6:]) in shapes
 
     def _new_events(self, log: Any) -> Tuple[List[Any], bool]:
@@ -104,17 +127,25 @@ def stale_grads(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.r
     """(parameters with a .grad, those whose .grad backward added onto since the previous step, never cleared).
     `after`: id(param) -> (weak reference to the .grad it stepped on, that .grad's version after the step)."""
     with_grad = stale = 0
+    seen_at = after.get
     for p in params:
         g = p.grad
         if g is None:
             continue
         with_grad += 1
-        seen = after.get(id(p))
+        seen = seen_at(id(p))
         # NB: same grad object, changed since the last step, and nothing of the user's cleared it in place
         # (zero_grad(set_to_none=False) does) -> backward accumulated onto old gradients.
         if seen is not None and seen[0]() is g and g._version != seen[1] and not cleared(g):
             stale += 1
     return with_grad, stale
+
+
+def stepped_on(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.ref, int]]) -> None:
+    """Notes in `after` the .grad each parameter stepped on and its version now (a step has just ended).
+    NB: `weakref.ref(g)` gives the reference `g` already has: one per .grad, kept as long as the .grad is."""
+    ref = weakref.ref
+    after.update([(id(p), (ref(g), g._version)) for p in params if (g := p.grad) is not None])
 
 
 def counted_after(step: StepEvent, params: Iterable[torch.Tensor]) -> StepEvent:
@@ -166,6 +197,17 @@ class StepLook:
         except Exception:
             return lineno, sites, (), ()
 
+    def modes_now(self, optimizer: Any) -> Optional[Tuple[HeldModel, ...]]:
+        """Between two looks at a loop's steps: the models of the last look, their layers' modes read now (the
+        same tuple when none changed); None when the last look was another optimizer's or a model is gone."""
+        plan = self._plan
+        if plan is None or plan[0][0] != id(optimizer):
+            return None
+        try:
+            return self._held_now(optimizer, [], plan[0], False)
+        except Exception:  # NB: watching never changes what the user's code does
+            return None
+
     def _user_frames(self, frame: Optional[FrameType]) -> Tuple[Optional[int], List[FrameType]]:
         """The running cell's line and the user frames from `frame` out to the cell's (at most MAX_FRAMES): what
         calls the running cell (a kernel, a script) is not what the cell ran."""
@@ -185,12 +227,15 @@ class StepLook:
 
     def _models(self, optimizer: Any, frames: List[FrameType]) -> Tuple[HeldModel, ...]:
         """The models the frames hold, with their layers' modes read now. Which models the frames' names hold is
-        read at the first RESOLVE_EVERY steps, every RESOLVE_EVERY-th step after them, and whenever the step
-        comes from other frames or lines; in between, a loop's step finds what its frames held at the last read."""
-        self._count += 1
-        key = (id(optimizer), *((id(f), f.f_code, f.f_lineno) for f in frames))
-        read = self._plan is None or self._plan[0] != key or self._count <= RESOLVE_EVERY or \
-            self._count % RESOLVE_EVERY == 0
+        read at looks 1, 2, 4 and 8 (LOOK_FIRST), at every second look after those (every 2 * LOOK_EVERY steps: the step
+        watch looks at every LOOK_EVERY-th by then), and whenever the step comes from other frames or lines; in
+        between, a loop's step finds what its frames held at the last read."""
+        self._count = count = self._count + 1
+        key = [id(optimizer)]
+        for f in frames:
+            key += (id(f), f.f_code, f.f_lineno)
+        read = self._plan is None or self._plan[0] != key or (count % 2 == 0 if count > LOOK_FIRST else
+                                                              count & (count - 1) == 0)
         found = self._held_now(optimizer, frames, key, read)
         return found if found is not None else self._held_now(optimizer, frames, key, True) or ()
 
@@ -199,16 +244,16 @@ class StepLook:
         """The held models with their modes now; None when one of them is gone since the last read."""
         if read or self._plan is None:
             self._plan, self._was = (key, self._resolve(optimizer, frames)), None
-        plan = self._plan[1]
-        if any(ref() is None for ref, *_ in plan):
-            return None
-        now = tuple(tuple(layer.__dict__.get("training") for layer in (r() for r in entry[4]) if layer is not None)
-                    for entry in plan)
+        now = []
+        for ref, _, _, _, layers in self._plan[1]:
+            if ref() is None:
+                return None
+            now.append(_modes(layers) if layers else ())
         if self._was is not None and self._was[0] == now:
             return self._was[1]  # NB: a loop's step: the same models, their layers in the same modes
         found = tuple(HeldModel(ref, path, site, stepped, tuple(r for r, m in zip(layers, modes) if m is False),
                                 sum(1 for m in modes if m is True))
-                      for (ref, path, site, stepped, layers), modes in zip(plan, now))
+                      for (ref, path, site, stepped, layers), modes in zip(self._plan[1], now))
         self._was = (now, found)
         return found
 
@@ -237,6 +282,11 @@ class StepLook:
         return known[1], known[2]
 
     # -- the locals that grow --
+
+def _modes(layers: Tuple[weakref.ref, ...]) -> Tuple[Optional[bool], ...]:
+    """The `training` flag of each layer still alive."""
+    return tuple(layer.__dict__.get("training") for layer in (r() for r in layers) if layer is not None)
+
 
 def _modules_held(frame: FrameType) -> Iterator[Tuple[str, torch.nn.Module]]:
     """(path, module): the frame's locals (a function's), the globals its code names, and modules one

@@ -49,11 +49,14 @@ def test_the_models_a_method_holds_and_their_modes_at_each_step():
     assert [h.train_layers for h in held] == [1, 1, 0, 0, 0]
 
 
-def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_within_resolve_every_steps():
-    """A loop's names are read again every RESOLVE_EVERY steps (and when the step comes from elsewhere); the
-    layers' modes at every step: an eval() at step 40 is seen at step 40, a model rebound at step 20 (the old
-    one still alive) is seen by step 20 + RESOLVE_EVERY at the latest."""
-    from grad_magic.stepwatch import RESOLVE_EVERY
+def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_at_each_look():
+    """A loop's names are read again at every second step the watch looks at after its first LOOK_FIRST (it
+    looks at every LOOK_EVERY-th by then), and when the step comes from elsewhere; the layers' modes at every
+    step: an eval() at step 38 is seen at step 38 (not a step looked at), a model rebound at step 20 (the old one
+    still alive) is seen by step 20 + 2 * LOOK_EVERY at the latest."""
+    from grad_magic.stepwatch import LOOK_EVERY
+
+    RESOLVE_EVERY = 2 * LOOK_EVERY
 
     models = [nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)) for _ in range(2)]
     opt = torch.optim.SGD([p for m in models for p in m.parameters()], lr=0.01)
@@ -63,7 +66,7 @@ def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_within_resolv
         for i in range(60):
             if i == 20:
                 model = models[1]
-            if i == 39:
+            if i == 37:
                 model.eval()
             model(x).sum().backward()
             opt.step()
@@ -72,7 +75,7 @@ def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_within_resolv
     owners = [models.index(h.model()) for h in held]
     assert owners[:20] == [0] * 20 and owners[20 + RESOLVE_EVERY:] == [1] * (40 - RESOLVE_EVERY)
     assert owners[20:20 + RESOLVE_EVERY] == sorted(owners[20:20 + RESOLVE_EVERY])  # NB: once switched, stays
-    assert [len(h.eval_layers) for h in held] == [0] * 39 + [1] * 21
+    assert [len(h.eval_layers) for h in held] == [0] * 37 + [1] * 23
 
 
 def test_locals_whose_graph_grows_are_seen_after_two_steps_in_a_row():

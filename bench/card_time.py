@@ -12,6 +12,7 @@ For each seed failure (the `seed_article` case of tests/cases/<kind>/), padded t
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -88,6 +89,9 @@ def _capture(shell: Any, case: _Case) -> Tuple[Any, Dict[str, Any]]:
     namespace = dict(namespace)  # NB: the shell's namespace is cleared for the next case
     if record.error_locals is shell.user_ns:
         record.error_locals = namespace
+    # NB: the cell's own frame holds the namespace itself, as in a real run (not the next case's names)
+    record.frames = tuple(dataclasses.replace(f, local_names=namespace) if f.local_names is shell.user_ns else f
+                          for f in record.frames)
     return record, namespace
 
 

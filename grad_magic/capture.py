@@ -12,33 +12,27 @@ put on.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import platform
 import sys
-import threading
-import weakref
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Any, Callable, FrozenSet, List, Mapping, Optional, Tuple
 
 import torch
-import torch.optim.optimizer as optimizer_module
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
-from torch.overrides import TorchFunctionMode
 
 from .live import LiveWatch
 from .model import Diagnosis
 from .graphprobe import probe
-from .record import CapturedWarning, RunRecord, StepEvent
+from .record import CapturedWarning, RunRecord
 from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
 from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
-from .stepwatch import (Clearings, SeenStep, StepLook, calling_frame, counted_after, looks_at, stale_grads, stepped_on,
-                        users_closure)
+from .stephooks import StepWatch, ZeroGradWatch, module_params, params_of, unregister_optimizer_hooks
 from .stacks import TraceFilter
 from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
 from .tracker import OpLog, OpTracker
@@ -54,175 +48,6 @@ class CaptureOptions:
     check_nan: bool = True  # anomaly mode's NaN check (off with --no-nan-check)
     track: bool = True  # the op tracker and optimizer hooks
     quiet: bool = False  # no card for warnings
-
-
-class _StepWatch:
-    """Optimizer step hooks: tells whether gradients were cleared between two `step()` calls.
-
-    While a step runs, the op tracker is taken off torch's function-mode stack (when it is on top):
-    the optimizer's own updates are not the user's, and each torch call it makes would otherwise
-    pass through the tracker (an Adam step on a small model makes ~200). It goes back on when the
-    step ends, in the same thread only (the stack is per thread); a step that raises leaves it off
-    for the rest of the run, and the capture's undo finds nothing to remove. The closure of a
-    `step(closure)` (Lightning's forward and backward) is the user's code: tracked while it runs.
-    With a `live` watch, the steps it checks (1, 2, 4, 8, ...) run the silent rules on `so_far()`, the
-    run's record until then, before the tracker goes back on (live.py).
-    """
-
-    def __init__(self, log: OpLog, tracker: Optional[TorchFunctionMode] = None) -> None:
-        self._log = log
-        self._tracker = tracker
-        self.steps: List[StepEvent] = []
-        # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
-        self._after: Dict[int, Tuple[weakref.ref, int]] = {}
-        # (thread, id(optimizer), whether it took the tracker off, the parameters when the step is looked at) of
-        # each step under way, innermost last
-        self._running: List[Tuple[int, int, bool, Optional[List[torch.Tensor]]]] = []
-        # id(optimizer) -> [its steps, (id, code, line) of the frame that called the last one, its last look's record]
-        self._paces: Dict[int, List[Any]] = {}
-        self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
-        self._refs: Dict[int, weakref.ref] = {}
-        self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
-        self.closed = False
-        self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
-        self.live: Optional[LiveWatch] = None
-        self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
-
-    def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        log = self._log
-        log.paused += 1
-        popped = self._tracker is not None and pop_function_mode(self._tracker)
-        closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
-        steps, running = self.steps, self._running
-        pace = self._paces.get(id(optimizer))
-        if pace is None or pace[2] is not None and pace[2].optimizer() is not optimizer:
-            pace = self._paces[id(optimizer)] = [0, None, None]
-        pace[0] += 1
-        caller = calling_frame(sys._getframe(1))
-        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else None
-        if pace[1] == key and pace[2] is not None and not looks_at(pace[0]) and not callable(closure):
-            models = self._look.modes_now(optimizer)
-            if models is not None:  # NB: a loop's step between two looks: as the last look, the modes read now
-                if len(running) < 1000:
-                    running.append((threading.get_ident(), id(optimizer), popped, None))
-                if len(steps) < 10_000:
-                    last = pace[2]
-                    steps.append(last if models is last.models else dataclasses.replace(last, models=models))
-                return None
-        params = _params(optimizer)
-        if len(running) < 1000:  # NB: a step that raised never ends: its entry stays
-            running.append((threading.get_ident(), id(optimizer), popped, params))
-        with_grad, stale = stale_grads(params, self._after, self.clearings.since_last_step(log))
-        log.touched.clear()
-        if len(steps) < 10_000:
-            lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
-            ref, last = self._ref(optimizer), pace[2]
-            if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
-                    last.stale_params == stale and last.frames == frames and last.models is models and \
-                    last.growing == growing and not last.closure and closure is None:
-                record = last  # NB: a loop's step as the one before it: the same (immutable) record again
-            else:
-                record = SeenStep(ref, type(optimizer).__name__, lineno, with_grad, stale, frames, models, growing,
-                                  callable(closure))
-            steps.append(record)
-            pace[1:] = key, record
-        if not callable(closure):
-            return None
-        # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
-        run = users_closure(closure, functools.partial(self._pause, popped, False),
-                            functools.partial(self._pause, popped, True))
-        return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
-            (args, {**kwargs, "closure": run})
-
-    def _ref(self, optimizer: torch.optim.Optimizer) -> weakref.ref:
-        """A weak reference to the optimizer, the same one at each of its steps."""
-        ref = self._refs.get(id(optimizer))
-        if ref is None or ref() is not optimizer:
-            ref = self._refs[id(optimizer)] = weakref.ref(optimizer)
-        return ref
-
-    def _pause(self, popped: bool, pause: bool) -> None:
-        """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
-        self._log.paused = max(0, self._log.paused + (1 if pause else -1))
-        if popped and (pause or not self.closed):
-            (pop_function_mode if pause else push_function_mode)(self._tracker)
-
-    def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        running = self._running
-        mine = running[-1] if running and running[-1][:2] == (threading.get_ident(), id(optimizer)) else None
-        try:
-            pace = self._paces.get(id(optimizer))
-            if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
-                # NB: the gradients this step leaves, for the next look to compare with (and the clearings since)
-                params = mine[3] if mine is not None and mine[3] is not None else _params(optimizer)
-                stepped_on(params, self._after)
-                self.clearings.since_last_step(self._log)
-                self._log.touched.clear()
-                steps = self.steps
-                if steps and steps[-1].closure and steps[-1].optimizer() is optimizer:
-                    steps[-1] = counted_after(steps[-1], params)  # NB: a closure's gradients
-            self.count += 1
-            if self.live is not None and self.live.wants(self.count):
-                # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
-                self.live.at_step(self.count, self.so_far)
-        finally:
-            self._log.paused = max(0, self._log.paused - 1)
-            if mine is not None:
-                running.pop()
-                if mine[2] and not self.closed:
-                    push_function_mode(self._tracker)  # NB: back on, as it was before the step
-
-
-def _params(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
-    """The optimizer's parameters, read once per step (its param_groups stay as they are while it steps)."""
-    return [p for group in optimizer.param_groups for p in group["params"]]
-
-
-def _module_params(module: torch.nn.Module):
-    return module.parameters()
-
-
-class _ZeroGradWatch:
-    """`zero_grad` of torch's Optimizer and Module, wrapped while a capture runs (then put back).
-
-    `zero_grad()` reads and writes every parameter's .grad; with the tracker on, each of those passes
-    through it (two per parameter, plus the profiler's bookkeeping): a tenth of a small training step.
-    The wrapper takes the tracker off for the call (as `_StepWatch` does for a step) and marks the
-    gradients it leaves as changed by the user -- what the tracker would have seen (`zero_()` when
-    `set_to_none=False`), which tells the step watch that the gradients were cleared. A subclass's
-    own `zero_grad` that does not call this one runs tracked, as before. A wrapper the user saved during
-    the run and put back after it calls torch's own, and puts it back in its place at its first call.
-    """
-
-    def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: Optional[TorchFunctionMode],
-                 steps: _StepWatch) -> None:
-        self._owner, self._original = owner, owner.__dict__["zero_grad"]
-        watch_params, clearings, original = params, steps.clearings, self._original
-
-        @functools.wraps(original)
-        def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if steps.closed:  # NB: kept by the user past its capture (saved, then put back): torch's own, back
-                if owner.__dict__.get("zero_grad") is zero_grad:
-                    owner.zero_grad = original
-                return original(obj, *args, **kwargs)
-            popped = tracker is not None and pop_function_mode(tracker)
-            try:
-                return original(obj, *args, **kwargs)
-            finally:
-                try:
-                    clearings.by_zero_grad.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
-                finally:
-                    if popped and not steps.closed:
-                        push_function_mode(tracker)  # NB: back on, as it was before the call
-
-        self._wrapper = zero_grad
-
-    def install(self) -> None:
-        self._owner.zero_grad = self._wrapper
-
-    def uninstall(self) -> None:
-        if self._owner.__dict__.get("zero_grad") is self._wrapper:  # NB: idempotent
-            self._owner.zero_grad = self._original
 
 
 class Capture:
@@ -241,7 +66,7 @@ class Capture:
         self._sources = sources
         self._undo: List[Callable[[], None]] = []
         self._log: Optional[OpLog] = None
-        self._steps: Optional[_StepWatch] = None
+        self._steps: Optional[StepWatch] = None
         self._light: Optional[LightTracker] = None  # NB: fast mode's tracker: the failed op is rebuilt after
         self._warnings: List[CapturedWarning] = []
         self.record: Optional[RunRecord] = None
@@ -285,13 +110,13 @@ class Capture:
             # NB: fast mode (--fast, always-on) patches only the in-place entry points (lighttrack.py): a
             # TorchFunctionMode costs 1.1x by itself. Full mode keeps the mode, which sees every op.
             tracker = OpTracker(self._log) if opts.anomaly else None
-            self._steps = steps = _StepWatch(self._log, tracker)
+            self._steps = steps = StepWatch(self._log, tracker)
             steps.live, steps.so_far = self.live, self._record_so_far
-            undo.append(functools.partial(_unregister_optimizer_hooks, steps))
+            undo.append(functools.partial(unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
-            for owner, params in ((torch.optim.Optimizer, _params), (torch.nn.Module, _module_params)):
-                cleared = _ZeroGradWatch(owner, params, self._log, tracker, steps)
+            for owner, params in ((torch.optim.Optimizer, params_of), (torch.nn.Module, module_params)):
+                cleared = ZeroGradWatch(owner, params, self._log, tracker, steps)
                 undo.append(cleared.uninstall)
                 cleared.install()
             if tracker is None:
@@ -362,15 +187,6 @@ class Capture:
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:
     """`with grad_magic.capture() as run:` -- watch a block of code; `run.diagnoses` afterwards."""
     return Capture(options, **kwargs)
-
-
-def _unregister_optimizer_hooks(steps: _StepWatch) -> None:
-    """Remove our hooks from torch's global optimizer hook tables (idempotent)."""
-    steps.closed = True  # NB: a step still under way (another thread) must not put the tracker back
-    hooks = (steps.before, steps.after)
-    for table in (optimizer_module._global_optimizer_pre_hooks, optimizer_module._global_optimizer_post_hooks):
-        for key in [k for k, hook in table.items() if hook in hooks]:
-            table.pop(key, None)
 
 
 def _error_site(exc: Optional[BaseException], filename: Optional[str]):

@@ -21,10 +21,10 @@ a call whose caller is torch's own code is not recorded -- `nn.init.uniform_` at
 BatchNorm's counter, torch's Python helpers -- except the `inplace=True` kernels called from
 `torch.nn.functional`, recorded under the functional's name with how="inplace=True" and the modules whose
 `forward()` ran them (what the mode recorded for `F.relu(x, inplace=True)`). Calls made while `log.paused`
-(optimizer steps, set by the step watch), in another thread than the capture's, or while dynamo traces
-(`torch.compiler.is_compiling()`, checked first, so that a compiled region traces torch's own function and
-no guard on our state), or from a compiled region's generated code (`tracker.compiled_region`) are passed on
-unrecorded. An in-place call that raises is recorded in `log.failed` and re-raised as it is; its wrapper frame
+(optimizer steps, set by the step watch), in another thread than the capture's, while dynamo traces
+(`torch.compiler.is_dynamo_compiling()`, checked first, so that a compiled region traces torch's own function
+and no guard on our state) or anything else compiles (`is_compiling()`: non-strict export), or from a compiled
+region's generated code (`tracker.compiled_region`) are passed on unrecorded. An in-place call that raises is recorded in `log.failed` and re-raised as it is; its wrapper frame
 is hidden from the user's traceback (`WRAPPER_CODE`, in capture.HIDDEN_CODE). Any other op that raised is
 rebuilt from the traceback after the run (`rebuild_failure`, called by the capture when it makes the record).
 """
@@ -44,7 +44,8 @@ import torch.nn.functional
 
 from .names import instance_dict
 from .record import OpEvent
-from .tracker import InPlaceEvent, OpLog, compiled_region, producer_before, snapshot
+from .tracker import (InPlaceEvent, OpLog, compiled_region, compiling, dynamo_compiling, producer_before,
+                      snapshot)
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _FUNCTIONAL_FILE = torch.nn.functional.__file__
@@ -56,10 +57,6 @@ _DUNDER_NAMES = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__
                  "__ilshift__": "__ilshift__", "__irshift__": "__irshift__", "__imatmul__": "__imatmul__",
                  "__setitem__": "__setitem__"}
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "pin_memory"})
-_is_compiling = torch.compiler.is_compiling
-# NB: dynamo reads this one as True while it traces (a constant, no guard); a third of is_compiling's cost, on the
-# path of every in-place call an optimizer makes. is_compiling (also non-strict export's tracing) before recording.
-_is_dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", _is_compiling)
 _getframe = sys._getframe
 
 
@@ -198,7 +195,7 @@ def _trackers() -> List[LightTracker]:
 def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
     def inplace(*args: Any, **kwargs: Any) -> Any:
         # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
-        if _is_dynamo_compiling() or not _ACTIVE:
+        if dynamo_compiling() or not _ACTIVE:
             return original(*args, **kwargs)
         try:
             caller = _getframe(1).f_code
@@ -207,7 +204,7 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
         if caller.co_filename.startswith(_TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
             return original(*args, **kwargs)
         trackers = _trackers()
-        if not trackers or _is_compiling():
+        if not trackers or compiling():
             return original(*args, **kwargs)
         if compiled_region(_getframe(1)):
             for tracker in trackers:

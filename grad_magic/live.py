@@ -1,6 +1,6 @@
 """Live cards: a silent bug's card shown while its cell still runs, from the optimizer's step hooks.
 
-The capture's step watch (capture.py `_StepWatch.after`) counts steps; at steps 1, 2, 4, 8, ... (doubling: a
+The capture's step watch (stephooks.py `StepWatch.after`) counts steps; at steps 1, 2, 4, 8, ... (doubling: a
 run of a million steps makes 20 checks, and no step does more than compare its count) the capture builds the
 record of the run so far and `LiveWatch.at_step` runs the silent rules on it (`engine.diagnose_silent`). A
 kind found is shown at once through the watch's `show` (IPython's display: the running cell's output in a

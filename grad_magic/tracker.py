@@ -29,7 +29,10 @@ _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__",
 _ACCESSORS = frozenset({"__get__", "__set__"})  # a property read or written (`t.grad`, `p.grad = None`)
 MAX_EVENTS = 512  # per kind of event and per run; older events are dropped (and counted)
 MAX_MODULES = 8  # modules kept per in-place op, innermost first
-_is_compiling = torch.compiler.is_compiling
+compiling = torch.compiler.is_compiling
+# NB: what dynamo reads as True while it traces (a constant): the check on every op's path, a third of
+# is_compiling's cost; is_compiling (also non-strict export's tracing) is asked before an op is recorded
+dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", compiling)
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _DYNAMO_DIR = os.path.join(_TORCH_DIR, "_dynamo") + os.sep
 
@@ -147,7 +150,7 @@ class OpTracker(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
         # NB: the hot path (every torch call the user's code makes): nothing but the call for an op
         # that is not in place (its name does not end in "_") and has no keyword arguments.
-        if _is_compiling():  # NB: dynamo traces this frame: the bare call, no graph break (tests/test_compile.py)
+        if dynamo_compiling():  # NB: dynamo traces this frame: the bare call, no graph break (test_compile.py)
             return func(*args, **kwargs) if kwargs else func(*args)
         try:
             result = func(*args, **kwargs) if kwargs else func(*args)
@@ -170,6 +173,8 @@ class OpTracker(TorchFunctionMode):
         return result
 
     def _observe(self, name: str, args: tuple, kwargs: dict) -> None:
+        if compiling():
+            return
         if compiled_region(frame_at(2)):
             self._log.compiled += 1
             return

@@ -2,6 +2,8 @@
 of building the index; the scan must give the index's answer, in the index's order."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from grad_magic.names import NameIndex
@@ -169,3 +171,22 @@ def test_reading_objects_runs_no_user_code():
 
 def hidden_t(obj):
     return vars(Counting)["__dict__"].__get__(obj)["t"]
+
+
+def test_a_diagnosis_indexes_the_namespace_once_for_every_context_that_reads_the_same_frame():
+    """The running cell's context, the contexts device-mismatch re-bases on its frames and lines, and the
+    root of a view read the same names: one NameIndex, one `touched`, for the whole diagnosis."""
+    from grad_magic.record import RunRecord
+    from grad_magic.rules.context import RuleContext
+    from grad_magic.rules.places import root
+    from grad_magic.sources import Frame, Site
+
+    ns = {"w": torch.zeros(2), "model": torch.nn.Linear(2, 2)}
+    record = RunRecord("<cell>", "y = w + 1\n", error_locals=ns)
+    ctx = RuleContext(record, ns)
+    moved = ctx.rebased(dataclasses.replace(record, error_lineno=1))
+    assert moved.names is ctx.names and moved.touched is ctx.touched
+    view = ctx.view(Frame(Site("helpers.py", 3, "helper", None), {"x": ns["w"]}))
+    assert view.names is not ctx.names and root(view) is not ctx and root(view).names is ctx.names
+    other = RuleContext(dataclasses.replace(record, error_locals={"w": ns["w"]}), ns)
+    assert other.names is not ctx.names  # NB: another diagnosis, or another frame's variables: its own index

@@ -122,3 +122,29 @@ def test_a_closure_is_tracked_and_its_gradients_counted_after_the_step():
             opt.step(closure)
     assert [(s.closure, s.params_with_grad) for s in run.record.steps] == [(True, 4), (True, 4)]
     assert [e.name for e in run.record.inplace_ops].count("add_") == 2
+
+
+def test_a_long_loop_is_looked_at_closely_at_its_first_steps_then_every_look_every_steps():
+    """Steps 1..LOOK_FIRST and every LOOK_EVERY-th are looked at (stale gradients counted, the stack walked); a
+    step in between is recorded as the last look. Gradients left uncleared from step 101 on are seen by the
+    next look; a step called from another line is looked at at once (its own line, its own stale count)."""
+    from grad_magic.stepwatch import LOOK_EVERY, LOOK_FIRST, looks_at
+
+    model, opt, x = _setup()
+    with grad_magic.capture() as run:
+        for i in range(150):
+            if i < 100:
+                opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+        opt.step()  # NB: another line, right after the loop's last step: looked at
+    steps = run.record.steps
+    assert len(steps) == 151 and all(looks_at(n) for n in range(1, LOOK_FIRST + 1))
+    assert [looks_at(n) for n in (LOOK_FIRST + 1, LOOK_EVERY * 7)] == [False, True]
+    looked = [n for n in range(1, 151) if looks_at(n)]
+    for n in range(1, 151):  # NB: a step in between: the same record as the last look's
+        assert steps[n - 1] is steps[max(k for k in looked if k <= n) - 1]
+    first_stale = next(n for n, s in enumerate(steps, 1) if s.stale_params)
+    assert first_stale == min(n for n in looked if n > 100) and first_stale - 100 <= LOOK_EVERY
+    # NB: looked at as it comes from another line; it steps on gradients added onto since the last look, never cleared
+    assert steps[-1].lineno == steps[0].lineno + 1 and steps[-1].stale_params == 4

@@ -42,6 +42,11 @@ class RuleContext:
             memo[key] = compute()
         return memo[key]
 
+    def rebased(self, record: RunRecord) -> "RuleContext":
+        """The same run read from `record`: the running cell's record, or a copy of it placed on another line
+        or frame (what was parsed, touched and indexed for this diagnosis is shared)."""
+        return RuleContext(record, self.namespace, self.language, self._shared)
+
     def view(self, frame: Frame) -> "RuleContext":
         """This run seen from `frame`, a user frame outside the running cell."""
         running = self.record.outer if self.record.outer is not None else self.record  # NB: never a view of a view
@@ -88,7 +93,14 @@ class RuleContext:
     # -- names --
     @cached_property
     def names(self) -> NameIndex:
-        return NameIndex(self.record.error_locals, self.namespace, touched=self.touched)
+        """The names as this view's line sees them: its frame's variables, then the namespace. One index per
+        frame and diagnosis, shared by the views and re-based contexts that read the same frame (an index
+        of a large namespace is the dearest thing a card builds)."""
+        error_locals = self.record.error_locals
+        key = ("names", id(error_locals), id(self.namespace))  # NB: the index holds both: the ids stay theirs
+        if key not in self._shared:
+            self._shared[key] = NameIndex(error_locals, self.namespace, touched=self.touched)
+        return self._shared[key]
 
     @property
     def touched(self) -> Touched:

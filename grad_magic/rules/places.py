@@ -42,7 +42,7 @@ def root(ctx: RuleContext) -> RuleContext:
     outer = ctx.record.outer
     while outer is not None and outer.outer is not None:
         outer = outer.outer
-    return ctx if outer is None else RuleContext(outer, ctx.namespace, ctx.language)
+    return ctx if outer is None else ctx.rebased(outer)
 
 
 def view_on(ctx: RuleContext, filename: str, lineno: int) -> Optional[RuleContext]:

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import grad_magic
+from grad_magic.stepwatch import Clearings
 from gm_shell import displayed, run
 from reliability_support import attributes, changed_attributes, differences, snapshot
 
@@ -269,7 +270,8 @@ def test_a_zero_grad_the_user_kept_past_the_cell_is_the_original(shell):
         opt.zero_grad(set_to_none=False)
         assert not w.grad.any() and torch._C._len_torch_function_stack() == modes
         # NB: it is the wrapper that ran, and it kept nothing for a run that is over
-        kept = [c.cell_contents for c in shell.user_ns["saved"].__closure__ if isinstance(c.cell_contents, set)]
+        kept = [c.cell_contents.by_zero_grad for c in shell.user_ns["saved"].__closure__
+                if isinstance(c.cell_contents, Clearings)]
         assert kept == [set()]
         assert torch.optim.Optimizer.zero_grad is original
     finally:

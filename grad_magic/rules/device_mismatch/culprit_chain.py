@@ -38,7 +38,7 @@ class Chain:
 
     def __init__(self, ctx: RuleContext, op: Optional[str]) -> None:
         self.outer = ctx.record.outer if ctx.record.outer is not None else ctx.record
-        self.base = RuleContext(self.outer, ctx.namespace, ctx.language)
+        self.base = ctx.rebased(self.outer)
         self.frames: List[Frame] = list(self.outer.frames)
         self.target, self.op = Target(None, "unclear"), op
         self.result = Plan()
@@ -52,7 +52,7 @@ class Chain:
         if frame.site.filename != self.outer.filename:
             return self.base.view(frame)
         record = dataclasses.replace(self.outer, error_lineno=frame.site.lineno, error_locals=frame.local_names)
-        return RuleContext(record, self.base.namespace, self.base.language)
+        return self.base.rebased(record)
 
     def innermost(self) -> RuleContext:
         return self.context(len(self.frames) - 1) if self.frames else self.base
@@ -70,7 +70,7 @@ class Chain:
             sources = self.outer.sources
             if filename == self.outer.filename:
                 record = dataclasses.replace(self.outer, error_lineno=lineno, error_locals=variables)
-                ctx = RuleContext(record, self.base.namespace, self.base.language)
+                ctx = self.base.rebased(record)
             else:
                 cell = sources.cell_number(filename) if sources is not None else None
                 ctx = self.base.view(Frame(Site(filename, lineno, function, cell), variables))

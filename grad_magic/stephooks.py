@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import sys
 import threading
 import weakref
@@ -130,8 +131,8 @@ class StepWatch:
                 steps = self.steps
                 if steps and steps[-1].closure and steps[-1].optimizer() is optimizer:
                     steps[-1] = counted_after(steps[-1], params)  # NB: a closure's gradients
-            self.count += 1
-            if self.live is not None and self.live.wants(self.count):
+            self.count = count = self.count + 1
+            if self.live is not None and count & (count - 1) == 0 and self.live.wants(count):  # NB: 1, 2, 4, 8 ...
                 # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
                 self.live.at_step(self.count, self.so_far)
         finally:
@@ -156,7 +157,7 @@ class ZeroGradWatch:
 
     `zero_grad()` reads and writes every parameter's .grad; with the tracker on, each of those passes
     through it (two per parameter, plus the profiler's bookkeeping): a tenth of a small training step.
-    The wrapper takes the tracker off for the call (as `_StepWatch` does for a step) and marks the
+    The wrapper takes the tracker off for the call (as `StepWatch` does for a step) and marks the
     gradients it leaves as changed by the user -- what the tracker would have seen (`zero_()` when
     `set_to_none=False`), which tells the step watch that the gradients were cleared. A subclass's
     own `zero_grad` that does not call this one runs tracked, as before. A wrapper the user saved during
@@ -167,6 +168,7 @@ class ZeroGradWatch:
                  steps: StepWatch) -> None:
         self._owner, self._original = owner, owner.__dict__["zero_grad"]
         watch_params, clearings, original = params, steps.clearings, self._original
+        by_default = _default_set_to_none(original)
 
         @functools.wraps(original)
         def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -179,7 +181,9 @@ class ZeroGradWatch:
                 return original(obj, *args, **kwargs)
             finally:
                 try:
-                    clearings.by_zero_grad.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
+                    # NB: set_to_none (torch's default since 2.0) leaves no .grad to mark: no walk of the parameters
+                    if (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
+                        clearings.by_zero_grad.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
                 finally:
                     if popped and not steps.closed:
                         push_function_mode(tracker)  # NB: back on, as it was before the call
@@ -192,6 +196,14 @@ class ZeroGradWatch:
     def uninstall(self) -> None:
         if self._owner.__dict__.get("zero_grad") is self._wrapper:  # NB: idempotent
             self._owner.zero_grad = self._original
+
+
+def _default_set_to_none(zero_grad: Callable[..., Any]) -> Any:
+    """The default of torch's `zero_grad(set_to_none=...)` (True since torch 2.0); None when unknown."""
+    try:
+        return inspect.signature(zero_grad).parameters["set_to_none"].default
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def unregister_optimizer_hooks(steps: StepWatch) -> None:

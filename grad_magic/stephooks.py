@@ -45,9 +45,9 @@ class StepWatch:
         self.steps: List[StepEvent] = []
         # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
-        # (thread, id(optimizer), whether it took the tracker off, the parameters when the step is looked at) of
+        # [thread, id(optimizer), whether it took the tracker off, the parameters when the step is looked at] of
         # each step under way, innermost last
-        self._running: List[Tuple[int, int, bool, Optional[List[torch.Tensor]]]] = []
+        self._running: List[List[Any]] = []
         # id(optimizer) -> [its steps, (id, code, line) of the frame that called the last one, its last look's record]
         self._paces: Dict[int, List[Any]] = {}
         self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
@@ -62,8 +62,11 @@ class StepWatch:
         log = self._log
         log.paused += 1
         popped = self._tracker is not None and pop_function_mode(self._tracker)
+        running, entry = self._running, [threading.get_ident(), id(optimizer), popped, None]
+        if len(running) < 1000:  # NB: noted at once (the post-hook puts the tracker back); a step that raised
+            running.append(entry)  # never ends: its entry stays
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
-        steps, running = self.steps, self._running
+        steps = self.steps
         pace = self._paces.get(id(optimizer))
         if pace is None or pace[2] is not None and pace[2].optimizer() is not optimizer:
             pace = self._paces[id(optimizer)] = [0, None, None]
@@ -73,15 +76,11 @@ class StepWatch:
         if pace[1] == key and pace[2] is not None and not looks_at(pace[0]) and not callable(closure):
             models = self._look.modes_now(optimizer)
             if models is not None:  # NB: a loop's step between two looks: as the last look, the modes read now
-                if len(running) < 1000:
-                    running.append((threading.get_ident(), id(optimizer), popped, None))
                 if len(steps) < 10_000:
                     last = pace[2]
                     steps.append(last if models is last.models else dataclasses.replace(last, models=models))
                 return None
-        params = params_of(optimizer)
-        if len(running) < 1000:  # NB: a step that raised never ends: its entry stays
-            running.append((threading.get_ident(), id(optimizer), popped, params))
+        entry[3] = params = params_of(optimizer)
         with_grad, stale = stale_grads(params, self._after, self.clearings.since_last_step(log))
         log.touched.clear()
         if len(steps) < 10_000:
@@ -118,9 +117,10 @@ class StepWatch:
             (pop_function_mode if pause else push_function_mode)(self._tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        running = self._running
-        mine = running[-1] if running and running[-1][:2] == (threading.get_ident(), id(optimizer)) else None
+        running, mine = self._running, None
         try:
+            if running and running[-1][0] == threading.get_ident() and running[-1][1] == id(optimizer):
+                mine = running[-1]
             pace = self._paces.get(id(optimizer))
             if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
                 # NB: the gradients this step leaves, for the next look to compare with (and the clearings since)

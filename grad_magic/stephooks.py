@@ -51,7 +51,6 @@ class StepWatch:
         # id(optimizer) -> [its steps, (id, code, line) of the frame that called the last one, its last look's record]
         self._paces: Dict[int, List[Any]] = {}
         self._look = StepLook(log.sources, log.filename)  # NB: what the user's frames hold at each step (stepwatch.py)
-        self._refs: Dict[int, weakref.ref] = {}
         self.clearings = Clearings()  # NB: gradients cleared since the last step (zero_grad's wrapper adds too)
         self.closed = False
         self.count = 0  # steps ended, all optimizers together (`steps` stops growing at its bound)
@@ -85,13 +84,14 @@ class StepWatch:
         log.touched.clear()
         if len(steps) < 10_000:
             lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
-            ref, last = self._ref(optimizer), pace[2]
+            last = pace[2]
             if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
                     last.stale_params == stale and last.frames == frames and last.models is models and \
                     last.growing == growing and not last.closure and closure is None:
                 record = last  # NB: a loop's step as the one before it: the same (immutable) record again
             else:
-                record = SeenStep(ref, type(optimizer).__name__, lineno, with_grad, stale, frames, models, growing,
+                # NB: weakref.ref gives the optimizer's one reference (no callback): the same at each step
+                record = SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale, frames, models, growing,
                                   callable(closure))
             steps.append(record)
             pace[1:] = key, record
@@ -102,13 +102,6 @@ class StepWatch:
                             functools.partial(self._pause, popped, True))
         return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
             (args, {**kwargs, "closure": run})
-
-    def _ref(self, optimizer: torch.optim.Optimizer) -> weakref.ref:
-        """A weak reference to the optimizer, the same one at each of its steps."""
-        ref = self._refs.get(id(optimizer))
-        if ref is None or ref() is not optimizer:
-            ref = self._refs[id(optimizer)] = weakref.ref(optimizer)
-        return ref
 
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""

@@ -21,12 +21,14 @@ a call whose caller is torch's own code is not recorded -- `nn.init.uniform_` at
 BatchNorm's counter, torch's Python helpers -- except the `inplace=True` kernels called from
 `torch.nn.functional`, recorded under the functional's name with how="inplace=True" and the modules whose
 `forward()` ran them (what the mode recorded for `F.relu(x, inplace=True)`). Calls made while `log.paused`
-(optimizer steps, set by the step watch), in another thread than the capture's, while dynamo traces
-(`torch.compiler.is_dynamo_compiling()`, checked first, so that a compiled region traces torch's own function
-and no guard on our state) or anything else compiles (`is_compiling()`: non-strict export), or from a compiled
-region's generated code (`tracker.compiled_region`) are passed on unrecorded. An in-place call that raises is recorded in `log.failed` and re-raised as it is; its wrapper frame
-is hidden from the user's traceback (`WRAPPER_CODE`, in capture.HIDDEN_CODE). Any other op that raised is
-rebuilt from the traceback after the run (`rebuild_failure`, called by the capture when it makes the record).
+(optimizer steps, set by the step watch; while every tracker's log is, a wrapper reads one global and passes
+the call on), in another thread than the capture's, while dynamo traces (`torch.compiler.is_dynamo_compiling()`,
+checked first, so that a compiled region traces torch's own function and no guard on our state) or anything
+else compiles (`is_compiling()`: non-strict export), or from a compiled region's generated code
+(`tracker.compiled_region`) are passed on unrecorded. An in-place call that raises is recorded in `log.failed`
+and re-raised as it is; its wrapper frame is hidden from the user's traceback (`WRAPPER_CODE`, in
+capture.HIDDEN_CODE). Any other op that raised is rebuilt from the traceback after the run (`rebuild_failure`,
+called by the capture when it makes the record).
 """
 from __future__ import annotations
 
@@ -113,6 +115,13 @@ class _Patch:
 
 _PATCHES: List[_Patch] = []  # NB: listed once, at the first capture (dir() of torch is slow)
 _ACTIVE: List["LightTracker"] = []  # the light trackers on, outermost first
+# NB: those of them that record now (not closed, their log not paused): empty while an optimizer steps, so its
+# own in-place updates (~7 a parameter for Adam) pass the wrappers on a global read (the fast path of _wrap)
+_RECORDING: List["LightTracker"] = []
+
+
+def _recount() -> None:
+    _RECORDING[:] = [t for t in _ACTIVE if not t.closed and not t.log.paused]
 
 
 class LightTracker:
@@ -140,6 +149,8 @@ class LightTracker:
         self._mine = mine = bytearray(len(_PATCHES))
         if self.records:
             _ACTIVE.append(self)
+            self.log.on_pause = _recount
+            _recount()
         for i, patch in enumerate(_PATCHES):
             if vars(patch.owner).get(patch.name, _MISSING) is patch.wrapper or not patch.ready():
                 continue  # NB: an outer capture's patch, left to it; or nothing there to patch
@@ -151,6 +162,7 @@ class LightTracker:
         for i in range(len(_ACTIVE) - 1, -1, -1):
             if _ACTIVE[i] is self:
                 del _ACTIVE[i]
+        _recount()
         mine = self._mine
         for i in range(len(mine) - 1, -1, -1):
             if mine[i]:
@@ -189,13 +201,13 @@ class LightTracker:
 def _trackers() -> List[LightTracker]:
     """The active trackers of this thread that record now (not paused by an optimizer step)."""
     me = get_ident()
-    return [t for t in _ACTIVE if t.thread == me and not t.log.paused and not t.closed]
+    return [t for t in _RECORDING if t.thread == me and not t.log.paused and not t.closed]
 
 
 def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
     def inplace(*args: Any, **kwargs: Any) -> Any:
         # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
-        if dynamo_compiling() or not _ACTIVE:
+        if dynamo_compiling() or not _RECORDING:
             return original(*args, **kwargs)
         try:
             caller = _getframe(1).f_code

@@ -59,7 +59,7 @@ class StepWatch:
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         log = self._log
-        log.paused += 1
+        log.pause(1)
         popped = self._tracker is not None and pop_function_mode(self._tracker)
         running, entry = self._running, [threading.get_ident(), id(optimizer), popped, None]
         if len(running) < 1000:  # NB: noted at once (the post-hook puts the tracker back); a step that raised
@@ -105,7 +105,7 @@ class StepWatch:
 
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
-        self._log.paused = max(0, self._log.paused + (1 if pause else -1))
+        self._log.pause(1 if pause else -1)
         if popped and (pause or not self.closed):
             (pop_function_mode if pause else push_function_mode)(self._tracker)
 
@@ -129,7 +129,7 @@ class StepWatch:
                 # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
                 self.live.at_step(self.count, self.so_far)
         finally:
-            self._log.paused = max(0, self._log.paused - 1)
+            self._log.pause(-1)
             if mine is not None:
                 running.pop()
                 if mine[2] and not self.closed:

@@ -14,7 +14,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Deque, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Iterable, List, Optional, Set, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -105,9 +105,16 @@ class OpLog:
         self.inplace: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
         self.failed: Deque[OpEvent] = deque(maxlen=MAX_EVENTS)
         self.touched: Set[int] = set()  # ids of tensors changed in place since the last optimizer step
-        self.paused = 0  # > 0 while an optimizer steps: its own in-place updates are not the user's
+        self.paused = 0  # > 0 while an optimizer steps: its own in-place updates are not the user's (see pause)
+        self.on_pause: Optional[Callable[[], None]] = None  # NB: told each time `paused` changes (lighttrack.py)
         self.compiled = 0  # in-place ops of torch.compile'd code the trackers stepped aside for
         self.dropped = 0
+
+    def pause(self, by: int) -> None:
+        """`paused` one up (1) or down (-1), never below 0, and whoever listens told."""
+        self.paused = max(0, self.paused + by)
+        if self.on_pause is not None:
+            self.on_pause()
 
     def user_lineno(self) -> Optional[int]:
         """The innermost line of the user's cell on the current stack."""

@@ -48,6 +48,32 @@ def test_torchs_own_in_place_calls_are_not_recorded():
     assert len(run.record.steps) == 2
 
 
+def test_while_an_optimizer_steps_no_tracker_records_and_its_closure_is_the_users_again():
+    """The wrappers' fast path: while every capture's log is paused (an optimizer steps), none records, and
+    the optimizer's own in-place updates pass on a global read; the closure of step(closure) records again."""
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    seen = []
+    opt.register_step_pre_hook(lambda *_: seen.append(("step", list(lighttrack._RECORDING))))
+    x = torch.zeros(2)
+
+    def closure():
+        seen.append(("closure", list(lighttrack._RECORDING)))
+        x.add_(1)  # NB: the user's own in-place op, inside the step
+        loss = model(torch.ones(2, 3)).sum()
+        loss.backward()
+        return loss
+
+    with capture(FAST) as run:
+        recording = list(lighttrack._RECORDING)
+        opt.step(closure)
+        after = list(lighttrack._RECORDING)
+    assert len(recording) == 1 and after == recording
+    assert seen == [("step", []), ("closure", recording)]
+    assert lighttrack._RECORDING == []
+    assert [op.name for op in run.record.inplace_ops] == ["add_"]
+
+
 def test_another_threads_in_place_calls_are_not_recorded():
     with capture(FAST) as run:
         worker = threading.Thread(target=lambda: torch.zeros(2).add_(1))

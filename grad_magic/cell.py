@@ -164,6 +164,25 @@ def cell_tree(cell: str) -> Optional[ast.Module]:
         return None
 
 
+@lru_cache(maxsize=8)  # NB: a tree of cell_tree (shared, never changed): a cell run again asks again
+def names_in_order(tree: ast.AST) -> Tuple[str, ...]:
+    """The identifiers the tree reads or writes (`ast.Name`), in the order the cell shows them, each once."""
+    nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+    return tuple(dict.fromkeys(n.id for n in nodes))
+
+
+@lru_cache(maxsize=8)
+def callee_texts(cell: str) -> Tuple[str, ...]:
+    """The cell text of each callee that is a name or an attribute (`model`, `net.encoder`), each once, in the
+    order of `ast.walk` over `cell_tree(cell)`."""
+    tree = cell_tree(cell)
+    if tree is None:
+        return ()
+    texts = (segment(cell, n.func) or "" for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)))
+    return tuple(dict.fromkeys(texts))
+
+
 def node_span(cell: str, node: ast.AST, offsets: Optional[Sequence[int]] = None) -> tuple:
     """(start, end) character offsets of an ast node in the cell text."""
     lines, cached = _lines_and_offsets(cell)

@@ -21,7 +21,7 @@ import os
 import weakref
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -188,6 +188,9 @@ class Probed:
 
     graph: Optional[GraphFacts] = None  # after a backward() that failed on a saved value
     nan: Tuple[NanGradient, ...] = ()  # parameters of the steps' optimizers and models with NaN gradients
+    # NB: ids of the parameters whose gradients `nan` looked at (alive while the record is: their optimizers and
+    # models hold them): the rule looks again only at the others
+    checked: FrozenSet[int] = frozenset()
 
 
 def probe(exc: Optional[BaseException], steps: Sequence[Any], anomaly: bool, nan_check: bool) -> Optional[Probed]:
@@ -198,10 +201,11 @@ def probe(exc: Optional[BaseException], steps: Sequence[Any], anomaly: bool, nan
         return None
     try:
         graph = probe_failure(exc) if not anomaly else None
-        nan = nan_gradients(stepped_params(steps)) if steps else ()
+        params = list(stepped_params(steps)) if steps else []
+        nan = nan_gradients(params) if params else ()
     except Exception:  # noqa: BLE001 -- see NB
         return Probed()
-    return Probed(graph, nan)
+    return Probed(graph, nan, frozenset(id(p) for p in params[:MAX_PARAMS]))
 
 
 # -- NaN gradients at the end of the run --
@@ -215,7 +219,7 @@ def stepped_params(steps: Sequence[Any]) -> Iterator[torch.Tensor]:
         for group in (instance_dict(opt) or {}).get("param_groups", ())[:1000]:
             params = group.get("params", ()) if type(group) is dict else ()
             yield from (p for p in params if type(p) in (torch.Tensor, torch.nn.Parameter))
-    held = {id(m): m for s in steps for h in getattr(s, "models", ()) for m in [h.model() if h.model else None]
+    held = {id(m): m for s in steps for h in s.models for m in [h.model() if h.model else None]
             if m is not None}
     for model in held.values():
         yield from module_params(model)

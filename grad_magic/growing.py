@@ -7,31 +7,17 @@ no user code runs, no tensor data is read; keeps ids only. Records are plain dat
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
 from .names import instance_dict, type_is, user_object
+from .record import GrowingLocal
 
 MAX_NAMES = 256  # names looked at per frame
 MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
 GROWTH = 2  # steps in a row a local must have grown before it is reported
-
-
-@dataclass(frozen=True)
-class GrowingLocal:
-    """A local that held more of the graph at each step: a running total with a grad_fn, a list of losses."""
-
-    site: Tuple[str, int]  # (filename, line) of its frame at the step
-    function: str  # the frame's qualified name: `train_epoch`, `Trainer.fit`
-    name: str  # `total`, `outputs`, `self.losses`
-    kind: str  # "tensor" (a running total) or "list"
-    size: int  # items in the list; 0 for a tensor
-    item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
-    numel: int  # elements of the (newest) tensor: 1 is one number
-    grad_fn: str = ""  # its grad_fn: `AddBackward0`
 
 
 class GrowthWatch:

@@ -38,14 +38,14 @@ FIRST_STEP: Dict[str, int] = {
 # NB: each rule's own precondition, read from the record's plain fields (no rule runs, no name is looked up):
 # in a healthy loop no rule runs at a check
 MAY_FIND: Dict[str, Callable[[RunRecord], bool]] = {
-    "train-eval-mode": lambda r: any(h.eval_layers for s in r.steps for h in getattr(s, "models", ())),
+    "train-eval-mode": lambda r: any(h.eval_layers for s in r.steps for h in s.models),
     "grads-not-zeroed": lambda r: any(s.stale_params for s in r.steps),
     # NB: the rule's own test of the running cell's text (`total += loss`, `losses.append(loss)`), or a
     # helper's local that the step watch saw grow
     "graph-kept-alive": lambda r: "+" in r.source or "append" in r.source or
-    any(getattr(s, "growing", ()) for s in r.steps),
+    any(s.growing for s in r.steps),
     # NB: a step with no model of the user's frames stepped by it (one held but made again, or none held)
-    "optimizer-not-on-model": lambda r: any(not any(h.stepped for h in getattr(s, "models", ())) for s in r.steps),
+    "optimizer-not-on-model": lambda r: any(not any(h.stepped for h in s.models) for s in r.steps),
     "frozen-by-no-grad": lambda r: not any(s.params_with_grad for s in r.steps),
 }
 

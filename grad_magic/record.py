@@ -39,8 +39,38 @@ class OpEvent:
 
 
 @dataclass(frozen=True)
+class HeldModel:
+    """A module a user frame held at a step, and how its Dropout/BatchNorm layers stood (stepwatch.py)."""
+
+    model: Optional[weakref.ref] = field(compare=False, repr=False)
+    path: str  # how the innermost user frame holding it names it: `model`, `self.model`, `rnn`
+    site: Tuple[str, int]  # (filename, line) of that frame at the step
+    stepped: bool  # some of its parameters are in the optimizer's param_groups
+    eval_layers: Tuple[weakref.ref, ...] = field(default=(), compare=False, repr=False)  # in eval() mode
+    train_layers: int = 0  # how many such layers were in train() mode
+    # NB: "such layers": Dropout with p > 0 and BatchNorm whose weight is stepped, inside a part of the model
+    # that is trained (a frozen backbone's own Dropout, kept in eval() on purpose, is not one)
+
+
+@dataclass(frozen=True)
+class GrowingLocal:
+    """A local that held more of the graph at each step: a running total with a grad_fn, a list of losses
+    (growing.py)."""
+
+    site: Tuple[str, int]  # (filename, line) of its frame at the step
+    function: str  # the frame's qualified name: `train_epoch`, `Trainer.fit`
+    name: str  # `total`, `outputs`, `self.losses`
+    kind: str  # "tensor" (a running total) or "list"
+    size: int  # items in the list; 0 for a tensor
+    item: str  # the newest item: "tensor", "dict" (of tensors only), "other"; "tensor" for a running total
+    numel: int  # elements of the (newest) tensor: 1 is one number
+    grad_fn: str = ""  # its grad_fn: `AddBackward0`
+
+
+@dataclass(frozen=True)
 class StepEvent:
-    """One `optimizer.step()`, with how many parameters stepped on gradients left from the last step."""
+    """One `optimizer.step()`, with how many parameters stepped on gradients left from the last step, and what
+    the user's frames held at it (the step watch's look: stepwatch.py)."""
 
     optimizer: Optional[weakref.ref] = field(compare=False, repr=False)
     optimizer_class: str
@@ -48,6 +78,9 @@ class StepEvent:
     params_with_grad: int
     stale_params: int  # grads accumulated since the previous step, never cleared
     frames: Tuple[Tuple[str, int], ...] = ()  # (filename, line) of the user's code that stepped, innermost first
+    models: Tuple[HeldModel, ...] = ()
+    growing: Tuple[GrowingLocal, ...] = ()
+    closure: bool = False  # step(closure): the gradients are made inside the step, after the pre-hook
 
 
 @dataclass(frozen=True)

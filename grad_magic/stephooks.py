@@ -2,7 +2,7 @@
 global step pre- and post-hooks, which tell whether gradients were cleared between two `step()` calls and look
 at what the user's frames hold (stepwatch.py), and the `zero_grad` watch, which marks the gradients cleared.
 
-Keeps weak references and ids; a look's record is plain data (stepwatch.SeenStep).
+Keeps weak references and ids; a look's record is plain data (record.StepEvent).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from torch.overrides import TorchFunctionMode
 
 from .live import LiveWatch
 from .record import RunRecord, StepEvent
-from .stepwatch import (Clearings, SeenStep, StepLook, calling_frame, counted_after, looks_at, stale_grads, stepped_on,
+from .stepwatch import (Clearings, StepLook, calling_frame, counted_after, looks_at, stale_grads, stepped_on,
                         users_closure)
 from .torchstate import pop_function_mode, push_function_mode
 from .tracker import OpLog
@@ -91,8 +91,8 @@ class StepWatch:
                 record = last  # NB: a loop's step as the one before it: the same (immutable) record again
             else:
                 # NB: weakref.ref gives the optimizer's one reference (no callback): the same at each step
-                record = SeenStep(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale, frames, models, growing,
-                                  callable(closure))
+                record = StepEvent(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale, frames,
+                                   models, growing, callable(closure))
             steps.append(record)
             pace[1:] = key, record
         if not callable(closure):

@@ -19,7 +19,6 @@ import dataclasses
 import functools
 import os
 import weakref
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -27,9 +26,9 @@ import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
-from .growing import MAX_NAMES, GrowingLocal, GrowthWatch
+from .growing import MAX_NAMES, GrowthWatch
 from .names import instance_dict, type_is, user_object
-from .record import StepEvent
+from .record import GrowingLocal, HeldModel, StepEvent
 from .sources import Sources
 
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
@@ -50,29 +49,6 @@ def calling_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
     while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
         frame = frame.f_back
     return frame
-
-
-@dataclass(frozen=True)
-class HeldModel:
-    """A module a user frame held at a step, and how its Dropout/BatchNorm layers stood."""
-
-    model: Optional[weakref.ref] = field(compare=False, repr=False)
-    path: str  # how the innermost user frame holding it names it: `model`, `self.model`, `rnn`
-    site: Tuple[str, int]  # (filename, line) of that frame at the step
-    stepped: bool  # some of its parameters are in the optimizer's param_groups
-    eval_layers: Tuple[weakref.ref, ...] = field(default=(), compare=False, repr=False)  # in eval() mode
-    train_layers: int = 0  # how many such layers were in train() mode
-    # NB: "such layers": Dropout with p > 0 and BatchNorm whose weight is stepped, inside a part of the model
-    # that is trained (a frozen backbone's own Dropout, kept in eval() on purpose, is not one)
-
-
-@dataclass(frozen=True)
-class SeenStep(StepEvent):
-    """A step with what the user's frames held (see record.StepEvent). NB: until record.py holds these fields."""
-
-    models: Tuple[HeldModel, ...] = ()
-    growing: Tuple[GrowingLocal, ...] = ()
-    closure: bool = False  # step(closure): the gradients are made inside the step, after the pre-hook
 
 
 # NB: in-place ops that may clear a gradient (`p.grad.zero_()`, `p.grad.data.mul_(0)`, `g[:] = 0`); scaling it
@@ -150,7 +126,7 @@ def stepped_on(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.re
 
 def counted_after(step: StepEvent, params: Iterable[torch.Tensor]) -> StepEvent:
     """A `step(closure)` with its gradients counted after it: the closure makes them inside the step."""
-    if not getattr(step, "closure", False):
+    if not step.closure:
         return step
     return dataclasses.replace(step, params_with_grad=sum(1 for p in params if p.grad is not None))
 

@@ -280,3 +280,15 @@ def test_a_freed_buffer_refuses_its_raw_value_and_the_probe_says_so():
     y.sum().backward()
     facts = broken_nodes([y])
     assert facts.broken and all(b.freed for b in facts.broken), facts
+
+
+def test_the_nan_rule_looks_again_only_at_the_leaves_the_probe_did_not_check(shell):
+    """The end-of-cell probe checks the stepped optimizers' parameters (`Probed.checked`); the rule adds the
+    leaves the cell names that no optimizer steps -- a temperature `t` -- and names both kinds."""
+    run(shell, "%%gradcheck --fast\nimport torch\nmodel = torch.nn.Linear(3, 1)\n"
+               "t = torch.ones(1, requires_grad=True)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+               "x = torch.zeros(4, 3)\n"
+               "loss = torch.sqrt(model(x) - model(x).detach()).sum() + (torch.sqrt(t - 1) * 0).sum()\n"
+               "loss.backward()\nopt.step()\n")
+    card = next(d for d in grad_magic.last_diagnoses() if d.kind == "nan-gradients")
+    assert "t" in card.names and "model.weight" in card.names, card.names

@@ -249,7 +249,8 @@ def nan_gradients_left(ctx: RuleContext) -> Optional[Diagnosis]:
         return None
     found = [(n.ref(), n) for n in probed.nan if n.ref is not None]
     if "backward" in ctx.record.source:  # NB: a backward() this cell called: its leaves' gradients are this run's
-        found += [(t, n) for n in nan_gradients(_named_leaves(ctx)) for t in [n.ref()] if n.ref is not None]
+        others = (t for t in _named_leaves(ctx) if id(t) not in probed.checked)
+        found += [(t, n) for n in nan_gradients(others) for t in [n.ref()] if n.ref is not None]
     params = list({id(t): t for t, _ in found if t is not None}.values())
     if not params:
         return None

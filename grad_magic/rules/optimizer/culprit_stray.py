@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ...cell import cell_tree, segment
+from ...cell import callee_texts, cell_tree
 from ...record import StepEvent
 from ..context import RuleContext
 from ..kit import dotted, holder_name, module_parameters, optimizer_params, stepped_optimizers
@@ -77,7 +77,7 @@ def _held_twins(ctx: RuleContext, steps: Sequence[StepEvent]) -> List[Tuple[str,
         return []
     found: Dict[int, Tuple[str, torch.nn.Module]] = {}
     for step in steps:
-        for held in getattr(step, "models", ()):  # NB: record.StepEvent gains `models` (stepwatch.SeenStep)
+        for held in step.models:
             if held.stepped:
                 return []
             model = held.model() if held.model is not None else None
@@ -93,17 +93,12 @@ def twin(own: Sequence[torch.Tensor], params: Sequence[torch.Tensor]) -> bool:
 
 def called_modules(ctx: RuleContext) -> List[Tuple[str, torch.nn.Module]]:
     """Modules the cell calls by a name (`model(x)`, `net.encoder(x)`), in the order they appear."""
-    tree = cell_tree(ctx.record.source)
-    if tree is None:
-        return []
-    found: Dict[str, torch.nn.Module] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-            name = segment(ctx.record.source, node.func) or ""
-            module = ctx.names.lookup(name)
-            if isinstance(module, torch.nn.Module):
-                found.setdefault(name, module)
-    return list(found.items())
+    found = []
+    for name in callee_texts(ctx.record.source):
+        module = ctx.names.lookup(name)
+        if isinstance(module, torch.nn.Module):
+            found.append((name, module))
+    return found
 
 
 # -- where: the optimizer built, then the model made again --

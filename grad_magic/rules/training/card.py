@@ -94,7 +94,7 @@ def frozen_by_no_grad(ctx: RuleContext) -> Optional[Diagnosis]:
         return None
     if ctx.exception is not None and is_needs_grad_error(ctx.error_message):
         return None  # NB: the error card (missing-requires-grad) already tells this story
-    if ctx.exception is not None and getattr(steps[-1], "closure", False):
+    if ctx.exception is not None and steps[-1].closure:
         return None  # NB: a step(closure) that raised: its gradients were never counted
     tree = cell_tree(ctx.record.source)
     step = steps[0]

@@ -11,6 +11,7 @@ from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import torch
 
+from ...cell import names_in_order
 from ..context import RuleContext
 from ..kit import callee_name, grad_off_call, module_parameters, submodules  # noqa: F401 -- used here and by the rules
 
@@ -93,11 +94,11 @@ def cell_modules(ctx: RuleContext, tree: ast.Module) -> List[Tuple[str, torch.nn
     """Modules of the namespace named in the cell, in order of first use."""
     seen: Set[int] = set()
     found = []
-    for n in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset)):
-        value = ctx.names.lookup(n.id)
+    for name in names_in_order(tree):
+        value = ctx.names.lookup(name)
         if isinstance(value, torch.nn.Module) and id(value) not in seen:
             seen.add(id(value))
-            found.append((n.id, value))
+            found.append((name, value))
     return found
 
 

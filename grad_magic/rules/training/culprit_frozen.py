@@ -119,7 +119,7 @@ def trains_a_lost_model(ctx: RuleContext, opt: Any, steps: Sequence[StepEvent]) 
     ids = {id(p) for p in params}
     kinds = sorted(p.dim() for p in params)
     for step in steps:
-        for held in getattr(step, "models", ()):  # NB: record.StepEvent gains `models` (stepwatch.SeenStep)
+        for held in step.models:
             model = held.model() if held.model is not None else None
             own = module_parameters(model) if model is not None and not held.stepped else []
             if own and sorted(p.dim() for p in own) == kinds and not ids & {id(p) for p in own}:

@@ -169,7 +169,7 @@ def grown_by_steps(ctx: RuleContext) -> List[GrowingGraph]:
     (the innermost first): `e_train += loss` in `run_epoch`, `outputs.append(output)` in `train_epoch`."""
     last: Dict[Tuple[str, str, str], Any] = {}
     for step in ctx.record.steps:
-        for g in getattr(step, "growing", ()):  # NB: record.StepEvent gains `growing` (stepwatch.SeenStep)
+        for g in step.growing:
             last[(g.site[0], g.function, g.name)] = g
     found = []
     for g in last.values():

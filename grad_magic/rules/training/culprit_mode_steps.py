@@ -49,7 +49,7 @@ def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
     found = None
     counts = {}
     for step in ctx.record.steps:
-        for held in getattr(step, "models", ()):  # NB: record.StepEvent gains `models` (stepwatch.SeenStep)
+        for held in step.models:
             model = held.model() if held.model is not None else None
             if not held.stepped or model is None:
                 continue

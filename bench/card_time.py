@@ -100,7 +100,8 @@ def _cold() -> None:
     as the first one of its cell."""
     from grad_magic import cell
 
-    for cached in (cell.python_of_cell, cell.cell_tree, cell._lines_and_offsets):
+    for cached in (cell.python_of_cell, cell.cell_tree, cell._lines_and_offsets, cell.names_in_order,
+                   cell.callee_texts):
         cached.cache_clear()
 
 

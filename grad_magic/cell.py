@@ -164,14 +164,14 @@ def cell_tree(cell: str) -> Optional[ast.Module]:
         return None
 
 
-@lru_cache(maxsize=8)  # NB: a tree of cell_tree (shared, never changed): a cell run again asks again
+@lru_cache(maxsize=4)  # NB: a tree of cell_tree (shared, never changed; kept as long as there): a cell run again
 def names_in_order(tree: ast.AST) -> Tuple[str, ...]:
     """The identifiers the tree reads or writes (`ast.Name`), in the order the cell shows them, each once."""
     nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
     return tuple(dict.fromkeys(n.id for n in nodes))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def callee_texts(cell: str) -> Tuple[str, ...]:
     """The cell text of each callee that is a name or an attribute (`model`, `net.encoder`), each once, in the
     order of `ast.walk` over `cell_tree(cell)`."""

@@ -453,7 +453,8 @@ def without_bounded_caches() -> None:
     text): bounded by design, and what they hold depends on which cell ran last, not on how many ran."""
     from grad_magic import cell
 
-    for cached in (cell.python_of_cell, cell.cell_tree, cell._lines_and_offsets):
+    for cached in (cell.python_of_cell, cell.cell_tree, cell._lines_and_offsets, cell.names_in_order,
+                   cell.callee_texts):
         cached.cache_clear()
 
 

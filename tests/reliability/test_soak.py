@@ -565,7 +565,7 @@ def test_each_fault_alone_leaves_no_trace(shell, kind):
 # -- Ctrl-C at every line of the machinery --
 
 MACHINERY = ("capture.py", "tracker.py", "cellrun.py", "magics.py", "engine.py", "stacks.py", "warnwatch.py",
-             "torchstate.py", "lighttrack.py")
+             "torchstate.py", "lighttrack.py", "stephooks.py", "stepwatch.py", "live.py")
 SWEPT_CELLS = {
     "failing": """\
         %%gradcheck
@@ -692,9 +692,9 @@ def repair(baseline: Baseline) -> None:
 @pytest.mark.parametrize("which", sorted(SWEPT_CELLS))
 def test_ctrl_c_at_any_line_of_the_machinery_leaves_no_hook_installed(shell, which):
     """A Ctrl-C lands where Python checks for signals (a function's start, a call's return, a loop's jump).
-    The sweep raises it at the start of every line of capture, tracker, cellrun, magics and engine that the
-    cell runs, in turn: wherever it lands, every hook comes off, nothing escapes the shell, and the next
-    cell runs normally."""
+    The sweep raises it at the start of every line of the machinery (MACHINERY: the capture, the trackers, the
+    step hooks and what they read, the cell runner, the engine) that the cell runs, in turn: wherever it lands,
+    every hook comes off, nothing escapes the shell, and the next cell runs normally."""
     source = textwrap.dedent(SWEPT_CELLS[which])
     with soak_environment(shell, []):
         shell.run_cell("%%gradcheck\nimport torch\n", store_history=True)

@@ -199,9 +199,9 @@ class LightTracker:
 
 
 def _trackers() -> List[LightTracker]:
-    """The active trackers of this thread that record now (not paused by an optimizer step)."""
+    """The active trackers of this thread that record now (not paused by an optimizer step: _RECORDING)."""
     me = get_ident()
-    return [t for t in _RECORDING if t.thread == me and not t.log.paused and not t.closed]
+    return [t for t in _RECORDING if t.thread == me]
 
 
 def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:

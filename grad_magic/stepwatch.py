@@ -126,8 +126,6 @@ def stepped_on(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.re
 
 def counted_after(step: StepEvent, params: Iterable[torch.Tensor]) -> StepEvent:
     """A `step(closure)` with its gradients counted after it: the closure makes them inside the step."""
-    if not step.closure:
-        return step
     return dataclasses.replace(step, params_with_grad=sum(1 for p in params if p.grad is not None))
 
 

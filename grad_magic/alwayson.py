@@ -12,8 +12,9 @@ event takes them off and shows the cards, below the cell's output and traceback.
   IPython formats it (`showtraceback`, wrapped while the watch is on), so `sys.last_traceback` and `%debug`
   see what a plain cell leaves;
 - `%gradcheck off` (or unloading the extension) takes every hook off, also the ones of the cell it runs in;
-- fast mode's patches of torch's in-place entry points stay on from `on` to `off` (lighttrack.py: putting them
-  on and off changes torch.Tensor's type version; between cells they pass each call on at once).
+- fast mode's patches of torch's in-place entry points and the `zero_grad` wrappers of Optimizer and Module stay
+  on from `on` to `off` (lighttrack.py, stephooks.py: putting them on and off changes the class, and Python 3.13
+  stops caching a class's attributes after ~1,000 changes; between cells they pass each call on at once).
 
 A silent bug's card comes while the cell runs, as under `%%gradcheck` (live.py, from the optimizer step hooks);
 `on --quiet` shows error cards only, at the end of the cell.
@@ -24,7 +25,7 @@ IPython's own naming (`compile.get_code_name`) and checked when the cell ends.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from .capture import Capture, CaptureOptions
 from .cell import GRADCHECK_LINE, MAX_STACKED
@@ -32,6 +33,7 @@ from .cellrun import as_in_a_plain_cell
 from .lighttrack import LightTracker
 from .live import LiveWatch
 from .sources import Sources
+from .stephooks import ZERO_GRAD_OWNERS, ZeroGradWatch
 
 _OWN_LINE_MAGICS = ("%gradcheck", "%gradfix", "%grad_device", "%load_ext", "%unload_ext", "%reload_ext")
 
@@ -58,6 +60,7 @@ class AlwaysOn:
         self._inner = 0  # cells run from inside the watched cell
         self._armed = False
         self._held: Optional[LightTracker] = None  # NB: fast mode's patches, on from start() to stop()
+        self._held_zero_grad: List[ZeroGradWatch] = []  # NB: and zero_grad's wrappers
         self._cells = 0
         self.cards = 0
 
@@ -75,6 +78,9 @@ class AlwaysOn:
             self._shell.showtraceback = _plain_tracebacks(self._shell, self)
             self._held = LightTracker(None, records=False)  # NB: noted before it goes on: stop() takes it off
             self._held.install()
+            for owner, params in ZERO_GRAD_OWNERS:
+                self._held_zero_grad.append(ZeroGradWatch(owner, params, None))
+                self._held_zero_grad[-1].install()
         except BaseException:  # NB: an interrupt half way: not armed, nothing left on
             self.stop()
             raise
@@ -96,6 +102,9 @@ class AlwaysOn:
         held, self._held = self._held, None
         if held is not None:
             held.uninstall()
+        while self._held_zero_grad:
+            self._held_zero_grad[-1].uninstall()
+            self._held_zero_grad.pop()
 
     def status(self) -> Status:
         return Status(self._armed, self._options.quiet, self._cells, self.cards)

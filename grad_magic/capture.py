@@ -32,7 +32,7 @@ from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
 from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
-from .stephooks import StepWatch, ZeroGradWatch, module_params, params_of, unregister_optimizer_hooks
+from .stephooks import ZERO_GRAD_OWNERS, StepWatch, ZeroGradWatch, unregister_optimizer_hooks
 from .stacks import TraceFilter
 from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
 from .tracker import OpLog, OpTracker
@@ -115,8 +115,8 @@ class Capture:
             undo.append(functools.partial(unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
-            for owner, params in ((torch.optim.Optimizer, params_of), (torch.nn.Module, module_params)):
-                cleared = ZeroGradWatch(owner, params, self._log, tracker, steps)
+            for owner, params in ZERO_GRAD_OWNERS:
+                cleared = ZeroGradWatch(owner, params, steps)
                 undo.append(cleared.uninstall)
                 cleared.install()
             if tracker is None:

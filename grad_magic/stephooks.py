@@ -10,8 +10,8 @@ import dataclasses
 import functools
 import inspect
 import sys
-import threading
 import weakref
+from _thread import get_ident
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -41,7 +41,8 @@ class StepWatch:
 
     def __init__(self, log: OpLog, tracker: Optional[TorchFunctionMode] = None) -> None:
         self._log = log
-        self._tracker = tracker
+        self.tracker = tracker  # NB: full mode's op tracker (None in fast mode); zero_grad's wrapper takes it off too
+        self.thread = get_ident()  # NB: the capture's thread (the function-mode stack is per thread)
         self.steps: List[StepEvent] = []
         # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
@@ -60,8 +61,8 @@ class StepWatch:
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         log = self._log
         log.pause(1)
-        popped = self._tracker is not None and pop_function_mode(self._tracker)
-        running, entry = self._running, [threading.get_ident(), id(optimizer), popped, None]
+        popped = self.tracker is not None and pop_function_mode(self.tracker)
+        running, entry = self._running, [get_ident(), id(optimizer), popped, None]
         if len(running) < 1000:  # NB: noted at once (the post-hook puts the tracker back); a step that raised
             running.append(entry)  # never ends: its entry stays
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
@@ -107,12 +108,12 @@ class StepWatch:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
         self._log.pause(1 if pause else -1)
         if popped and (pause or not self.closed):
-            (pop_function_mode if pause else push_function_mode)(self._tracker)
+            (pop_function_mode if pause else push_function_mode)(self.tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         running, mine = self._running, None
         try:
-            if running and running[-1][0] == threading.get_ident() and running[-1][1] == id(optimizer):
+            if running and running[-1][0] == get_ident() and running[-1][1] == id(optimizer):
                 mine = running[-1]
             pace = self._paces.get(id(optimizer))
             if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
@@ -133,7 +134,7 @@ class StepWatch:
             if mine is not None:
                 running.pop()
                 if mine[2] and not self.closed:
-                    push_function_mode(self._tracker)  # NB: back on, as it was before the step
+                    push_function_mode(self.tracker)  # NB: back on, as it was before the step
 
 
 def params_of(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
@@ -145,50 +146,112 @@ def module_params(module: torch.nn.Module):
     return module.parameters()
 
 
-class ZeroGradWatch:
-    """`zero_grad` of torch's Optimizer and Module, wrapped while a capture runs (then put back).
+# NB: the classes whose `zero_grad` is wrapped, and how each one's parameters are read
+ZERO_GRAD_OWNERS = ((torch.optim.Optimizer, params_of), (torch.nn.Module, module_params))
 
-    `zero_grad()` reads and writes every parameter's .grad; with the tracker on, each of those passes
+
+class ZeroGradWatch:
+    """`zero_grad` of torch's Optimizer or Module, wrapped while a capture runs (then put back).
+
+    `zero_grad()` reads and writes every parameter's .grad; with full mode's tracker on, each of those passes
     through it (two per parameter, plus the profiler's bookkeeping): a tenth of a small training step.
     The wrapper takes the tracker off for the call (as `StepWatch` does for a step) and marks the
     gradients it leaves as changed by the user -- what the tracker would have seen (`zero_()` when
     `set_to_none=False`), which tells the step watch that the gradients were cleared. A subclass's
-    own `zero_grad` that does not call this one runs tracked, as before. A wrapper the user saved during
-    the run and put back after it calls torch's own, and puts it back in its place at its first call.
+    own `zero_grad` that does not call this one runs tracked, as before.
+
+    One wrapper per class and process (`_ZeroGradPatch`), shared by every capture under way: each one's step
+    watch is noted in it while the capture runs. A watch with `steps=None` only holds the wrapper on: the
+    always-on watch holds it from `%gradcheck on` to `off` (each put-on and take-off changes the class, and
+    Python 3.13 stops caching a class's attributes after ~1,000 changes: ~500 watched cells), and between its
+    cells the wrapper passes each call on at once. A wrapper the user saved and put back after every capture
+    calls torch's own, and puts it back in its place at its first call.
     """
 
-    def __init__(self, owner: type, params: Callable[[Any], Any], log: OpLog, tracker: Optional[TorchFunctionMode],
-                 steps: StepWatch) -> None:
-        self._owner, self._original = owner, owner.__dict__["zero_grad"]
-        watch_params, clearings, original = params, steps.clearings, self._original
-        by_default = _default_set_to_none(original)
-
-        @functools.wraps(original)
-        def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if steps.closed:  # NB: kept by the user past its capture (saved, then put back): torch's own, back
-                if owner.__dict__.get("zero_grad") is zero_grad:
-                    owner.zero_grad = original
-                return original(obj, *args, **kwargs)
-            popped = tracker is not None and pop_function_mode(tracker)
-            try:
-                return original(obj, *args, **kwargs)
-            finally:
-                try:
-                    # NB: set_to_none (torch's default since 2.0) leaves no .grad to mark: no walk of the parameters
-                    if (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
-                        clearings.by_zero_grad.update(id(p.grad) for p in watch_params(obj) if p.grad is not None)
-                finally:
-                    if popped and not steps.closed:
-                        push_function_mode(tracker)  # NB: back on, as it was before the call
-
-        self._wrapper = zero_grad
+    def __init__(self, owner: type, params: Callable[[Any], Any], steps: Optional[StepWatch]) -> None:
+        self._patch = _ZERO_GRAD.get(owner) or _ZERO_GRAD.setdefault(owner, _ZeroGradPatch(owner, params))
+        self._steps = steps
+        self._put_on = False  # NB: this watch put the wrapper on (then it takes it off)
 
     def install(self) -> None:
-        self._owner.zero_grad = self._wrapper
+        patch = self._patch
+        patch.holders.append(self)  # NB: noted before the wrapper goes on: uninstall() knows of it
+        if self._steps is not None:
+            patch.watches.append(self._steps)
+        if not patch.is_on():
+            self._put_on = True
+            patch.put_on()
 
     def uninstall(self) -> None:
-        if self._owner.__dict__.get("zero_grad") is self._wrapper:  # NB: idempotent
-            self._owner.zero_grad = self._original
+        """Idempotent. Takes the wrapper off when this watch put it on (an outer capture's is left to it), and
+        only when it still sits there (a user's own patch since is theirs)."""
+        patch = self._patch
+        patch.watches[:] = [w for w in patch.watches if w is not self._steps]
+        patch.holders[:] = [h for h in patch.holders if h is not self]
+        if self._put_on:
+            if patch.is_on():
+                patch.take_off()
+            self._put_on = False  # NB: after: an undo cut short here is run again whole
+
+
+class _ZeroGradPatch:
+    """One class's `zero_grad` and the wrapper that stands in for it, made once per process (made again only
+    when what sits there changed: a user's own patch); `watches`: the step watches of the captures under way,
+    outermost first; `holders`: the ZeroGradWatches installed now."""
+
+    __slots__ = ("owner", "params", "watches", "holders", "before", "wrapper")
+
+    def __init__(self, owner: type, params: Callable[[Any], Any]) -> None:
+        self.owner, self.params = owner, params
+        self.watches: List[StepWatch] = []
+        self.holders: List[ZeroGradWatch] = []
+        self.before: Any = None
+        self.wrapper: Any = None
+
+    def is_on(self) -> bool:
+        return self.wrapper is not None and self.owner.__dict__.get("zero_grad") is self.wrapper
+
+    def put_on(self) -> None:
+        current = self.owner.__dict__["zero_grad"]
+        if self.wrapper is None or current is not self.before:
+            self.before, self.wrapper = current, _zero_grad_wrapper(self, current)
+        self.owner.zero_grad = self.wrapper
+
+    def take_off(self) -> None:
+        self.owner.zero_grad = self.before
+
+
+def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> Callable[..., Any]:
+    owner, watches, holders, watch_params = patch.owner, patch.watches, patch.holders, patch.params
+    by_default = _default_set_to_none(original)
+
+    @functools.wraps(original)
+    def zero_grad(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if not watches:  # NB: no capture under way: torch's own at once
+            if not holders and owner.__dict__.get("zero_grad") is zero_grad:
+                owner.zero_grad = original  # NB: kept by the user past every capture (saved, then put back)
+            return original(obj, *args, **kwargs)
+        me = get_ident()
+        mine = [w for w in watches if w.thread == me]
+        popped = [w for w in reversed(mine) if w.tracker is not None and pop_function_mode(w.tracker)]
+        try:
+            return original(obj, *args, **kwargs)
+        finally:
+            try:
+                # NB: set_to_none (torch's default since 2.0) leaves no .grad to mark: no walk of the parameters
+                if mine and (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
+                    cleared = {id(p.grad) for p in watch_params(obj) if p.grad is not None}
+                    for watch in mine:
+                        watch.clearings.by_zero_grad.update(cleared)
+            finally:
+                for watch in reversed(popped):
+                    if not watch.closed:
+                        push_function_mode(watch.tracker)  # NB: back on, as it was before the call
+
+    return zero_grad
+
+
+_ZERO_GRAD: Dict[type, _ZeroGradPatch] = {}
 
 
 def _default_set_to_none(zero_grad: Callable[..., Any]) -> Any:

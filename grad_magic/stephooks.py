@@ -231,17 +231,18 @@ def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> C
             if not holders and owner.__dict__.get("zero_grad") is zero_grad:
                 owner.zero_grad = original  # NB: kept by the user past every capture (saved, then put back)
             return original(obj, *args, **kwargs)
-        me = get_ident()
-        mine = [w for w in watches if w.thread == me]
-        popped = [w for w in reversed(mine) if w.tracker is not None and pop_function_mode(w.tracker)]
+        me = get_ident()  # NB: trackers are taken off this thread's function-mode stack only (one per thread);
+        # the clearings are every capture's, as its step hooks see the steps of every thread
+        popped = [w for w in reversed(watches) if w.thread == me and w.tracker is not None and
+                  pop_function_mode(w.tracker)]
         try:
             return original(obj, *args, **kwargs)
         finally:
             try:
                 # NB: set_to_none (torch's default since 2.0) leaves no .grad to mark: no walk of the parameters
-                if mine and (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
+                if (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
                     cleared = {id(p.grad) for p in watch_params(obj) if p.grad is not None}
-                    for watch in mine:
+                    for watch in list(watches):
                         watch.clearings.by_zero_grad.update(cleared)
             finally:
                 for watch in reversed(popped):

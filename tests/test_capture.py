@@ -276,6 +276,33 @@ def test_a_step_in_another_thread_puts_no_tracker_on_that_thread():
     assert opt.modes == [0] and seen["modes_after"] == 0
 
 
+
+@pytest.mark.parametrize("options", [CaptureOptions(), CaptureOptions(anomaly=False)], ids=["full", "fast"])
+def test_a_loop_in_another_thread_that_clears_with_zero_grad_is_not_stale(options):
+    """The step hooks see the steps of every thread, so zero_grad's wrapper marks what it clears in every
+    thread too (it takes trackers off the calling thread's mode stack only): a training loop run in a thread
+    with `zero_grad(set_to_none=False)` gets no stale gradients, one that never clears does."""
+    import threading
+
+    def loop(clear):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            if clear:
+                opt.zero_grad(set_to_none=False)
+            model(torch.ones(4, 3)).sum().backward()
+            opt.step()
+
+    for clear, stale in ((True, [0, 0, 0]), (False, [0, 2, 2])):
+        with capture(options) as run:
+            worker = threading.Thread(target=loop, args=(clear,))
+            worker.start()
+            worker.join()
+        assert [s.stale_params for s in run.record.steps] == stale
+        assert torch._C._len_torch_function_stack() == 0
+
+
 # -- anomaly mode's forward traces leave grad_magic's frames out --
 
 _TRACE_CELL = """\

@@ -105,7 +105,7 @@ def broken_nodes(roots: Sequence[torch.Tensor]) -> GraphFacts:
             continue
         seen.add(id(node))
         visited.append(node)
-        following = _next(node)
+        following = next_nodes(node)
         for attr, message in refused_saved(node):
             if sum((_FREED in b.message) == (_FREED in message) for b in broken) < MAX_BROKEN:  # NB: per kind
                 broken.append(BrokenSaved(type(node).__name__, attr, message, _FREED in message,
@@ -115,7 +115,8 @@ def broken_nodes(roots: Sequence[torch.Tensor]) -> GraphFacts:
                       len(seen), not todo)
 
 
-def _next(node: Any) -> Tuple[Tuple[Any, int], ...]:
+def next_nodes(node: Any) -> Tuple[Tuple[Any, int], ...]:
+    """A node's `next_functions`, read through torch's own descriptor for a custom Function's node."""
     return tuple(_CUSTOM_NEXT(node) if issubclass(type(node), _CUSTOM) else getattr(node, "next_functions", ()))
 
 

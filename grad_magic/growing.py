@@ -3,7 +3,13 @@ grad_fn (`total += loss`), a list of losses or outputs (`losses.append(loss)`), 
 methods. Asked by the step watch (stepwatch.StepLook) at each step, with the user frames it walked.
 
 Reads frame locals, `__dict__`s of the user's own objects (`self.losses`) and at most MAX_GRAPH grad_fn nodes:
-no user code runs, no tensor data is read; keeps ids only. Records are plain data.
+no user code runs, no tensor data is read; keeps ids and autograd's own node numbers only. Records are plain data.
+
+A graph grew when the newest value's graph holds the node the previous step's value had: nodes are known by
+autograd's own sequence number and their type (a node's Python object may be made anew at each read, and its
+id then means nothing), so that a sum rebuilt and backpropagated at every step (`l2 += p.norm()` over the
+parameters, a KL term summed over layers, `outs.append(model(chunk))` then a loss on `torch.cat(outs)`) never
+counts: only a graph that reaches back into an earlier step's does.
 """
 from __future__ import annotations
 
@@ -12,28 +18,28 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
+from .graphprobe import next_nodes
 from .names import instance_dict, type_is, user_object
 from .record import GrowingLocal
 
 MAX_NAMES = 256  # names looked at per frame
 MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
-GROWTH = 2  # steps in a row a local must have grown before it is reported
+GROWTH = 1  # steps in a row a local must have grown before it is reported: its graph reached into the step before
 
 
 class GrowthWatch:
     """The growing locals of one capture's steps; remembers (as ids) what the last step saw."""
 
     def __init__(self) -> None:
-        self._last: Dict[Tuple[int, str], Tuple[int, int, int]] = {}  # key -> (id(value), size, id(grad_fn))
+        self._last: Dict[Tuple[int, str], State] = {}  # key -> (id(value), size, the grad_fn's node_key)
         self._streak: Dict[Tuple[int, str], int] = {}
 
     def look(self, frames: List[FrameType]) -> Tuple[GrowingLocal, ...]:
-        """The locals of `frames` (functions' frames, not a cell's own) that grew at GROWTH steps in a row."""
-        now: Dict[Tuple[int, str], Tuple[int, int, int]] = {}
+        """The locals of `frames` that grew at GROWTH steps in a row: a function's locals, and of a cell's (or a
+        script's) own frame the globals its code names."""
+        now: Dict[Tuple[int, str], State] = {}
         found: List[GrowingLocal] = []
         for frame in frames:
-            if frame.f_code.co_name == "<module>":
-                continue  # NB: the running cell's own loops are read from its text
             for name, value in _locals_with_graphs(frame):
                 key = (id(frame), name)
                 state = _state(value)
@@ -50,7 +56,17 @@ class GrowthWatch:
         return tuple(found)
 
 
+State = Tuple[int, int, Any]
+
+
 def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
+    if frame.f_code.co_name == "<module>":  # NB: the namespace itself: only the names the cell's code spells
+        globs = frame.f_globals
+        for name in frame.f_code.co_names[:MAX_NAMES]:
+            value = globs.get(name)
+            if type_is(value, (torch.Tensor, list)):
+                yield name, value
+        return
     for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
         if name == "self" and user_object(value):
             for attr, inner in list((instance_dict(value) or {}).items())[:MAX_NAMES]:
@@ -68,15 +84,20 @@ def _graph_of(value: Any) -> Optional[torch.Tensor]:
     return next((t for t in list(items)[:16] if type_is(t, torch.Tensor) and t.grad_fn is not None), None)
 
 
-def _state(value: Any) -> Optional[Tuple[int, int, int]]:
+def node_key(node: Any) -> Tuple[str, int]:
+    """An autograd node as autograd numbers it: its type and sequence number (per thread, never reused there)."""
+    return type(node).__name__, node._sequence_nr()
+
+
+def _state(value: Any) -> Optional[State]:
     if type_is(value, torch.Tensor):
-        return (id(value), 0, id(value.grad_fn)) if value.grad_fn is not None else None
+        return (id(value), 0, node_key(value.grad_fn)) if value.grad_fn is not None else None
     if value and _graph_of(value[-1]) is not None:
-        return id(value), len(value), 0
+        return id(value), len(value), None
     return None
 
 
-def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -> bool:
+def _grew(value: Any, now: State, before: State) -> bool:
     """A list: the same list, longer. A tensor: a new grad_fn whose graph holds the previous step's."""
     if type_is(value, list):
         return now[0] == before[0] and now[1] > before[1]
@@ -86,15 +107,15 @@ def _grew(value: Any, now: Tuple[int, int, int], before: Tuple[int, int, int]) -
     while todo and looked < MAX_GRAPH:
         node = todo.pop(0)
         looked += 1
-        for child, _ in getattr(node, "next_functions", ()):
+        for child, _ in next_nodes(node):
             if child is not None:
-                if id(child) == before[2]:
+                if node_key(child) == before[2]:
                     return True
                 todo.append(child)
     return False
 
 
-def _growing_local(frame: FrameType, name: str, value: Any, state: Tuple[int, int, int]) -> GrowingLocal:
+def _growing_local(frame: FrameType, name: str, value: Any, state: State) -> GrowingLocal:
     code = frame.f_code
     newest = value if type_is(value, torch.Tensor) else value[-1]
     item = "tensor" if type_is(newest, torch.Tensor) else "dict" if type_is(newest, dict) and all(

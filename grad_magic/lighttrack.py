@@ -59,6 +59,9 @@ _DUNDER_NAMES = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__
                  "__ilshift__": "__ilshift__", "__irshift__": "__irshift__", "__imatmul__": "__imatmul__",
                  "__setitem__": "__setitem__"}
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "pin_memory"})
+# NB: the private torch functions that clear many gradients at once (`torch._foreach_zero_(grads)`, as
+# zero_grad(set_to_none=False) does): the step watch counts them as clearings (stepwatch.CLEARING)
+_FOREACH_CLEARING = frozenset({"_foreach_zero_", "_foreach_copy_"})
 _getframe = sys._getframe
 
 
@@ -71,7 +74,8 @@ def entry_points() -> Iterator[Tuple[Any, str, str]]:
         elif name[-1:] == "_" and name[:1] != "_" and name not in _NOT_WRITES:
             yield tensor, name, name
     for name in dir(torch):
-        if name[-1:] == "_" and name[:1] != "_" and callable(getattr(torch, name, None)):
+        public = name[:1] != "_" or name in _FOREACH_CLEARING
+        if name[-1:] == "_" and public and callable(getattr(torch, name, None)):
             yield torch, name, name
     # NB: torch._VF is a module object that forwards to torch._C._VariableFunctions: its names are there
     for owner, names in ((torch._C._nn, dir(torch._C._nn)), (torch._VF, dir(torch._C._VariableFunctions))):

@@ -25,11 +25,12 @@ from . import catalog
 from .model import Diagnosis, LiveInfo
 from .record import RunRecord
 
-# kind -> the first step whose check looks for it (a power of two: the checks run at 1, 2, 4, 8, ...)
+# kind -> the first step whose check looks for it (the checks run at 1, 2, 4, 8, ...: a kind is looked for from the first check at or after it)
 FIRST_STEP: Dict[str, int] = {
     "train-eval-mode": 1,  # the layers' modes at the first step
     "grads-not-zeroed": 2,  # the second step finds the first one's gradients still there
-    "graph-kept-alive": 2,  # a running total with a graph (a helper's: grown two steps in a row, stepwatch)
+    # NB: the third step is the first whose look can see a running total's graph reach into an earlier step's
+    "graph-kept-alive": 3,
     "optimizer-not-on-model": 2,
     # NB: one step without a gradient may be a step before the first backward(); four in a row are a pattern
     "frozen-by-no-grad": 4,

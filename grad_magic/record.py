@@ -81,6 +81,7 @@ class StepEvent:
     models: Tuple[HeldModel, ...] = ()
     growing: Tuple[GrowingLocal, ...] = ()
     closure: bool = False  # step(closure): the gradients are made inside the step, after the pre-hook
+    fresh_params: int = 0  # grads a backward made or added to since the optimizer's previous step
 
 
 @dataclass(frozen=True)

@@ -81,19 +81,19 @@ class StepWatch:
                     steps.append(last if models is last.models else dataclasses.replace(last, models=models))
                 return None
         entry[3] = params = params_of(optimizer)
-        with_grad, stale = stale_grads(params, self._after, self.clearings.since_last_step(log))
+        with_grad, stale, fresh = stale_grads(params, self._after, self.clearings.since_last_step(log))
         log.touched.clear()
         if len(steps) < 10_000:
             lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
             last = pace[2]
             if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
-                    last.stale_params == stale and last.frames == frames and last.models is models and \
-                    last.growing == growing and not last.closure and closure is None:
+                    last.stale_params == stale and last.fresh_params == fresh and last.frames == frames and \
+                    last.models is models and last.growing == growing and not last.closure and closure is None:
                 record = last  # NB: a loop's step as the one before it: the same (immutable) record again
             else:
                 # NB: weakref.ref gives the optimizer's one reference (no callback): the same at each step
                 record = StepEvent(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale, frames,
-                                   models, growing, callable(closure))
+                                   models, growing, callable(closure), fresh)
             steps.append(record)
             pace[1:] = key, record
         if not callable(closure):

@@ -99,10 +99,11 @@ class Clearings:
 
 
 def stale_grads(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.ref, int]],
-                cleared: Callable[[torch.Tensor], bool]) -> Tuple[int, int]:
-    """(parameters with a .grad, those whose .grad backward added onto since the previous step, never cleared).
-    `after`: id(param) -> (weak reference to the .grad it stepped on, that .grad's version after the step)."""
-    with_grad = stale = 0
+                cleared: Callable[[torch.Tensor], bool]) -> Tuple[int, int, int]:
+    """(parameters with a .grad, those whose .grad backward added onto since the previous step, never cleared,
+    those whose .grad a backward made or added to since the previous step). `after`: id(param) -> (weak
+    reference to the .grad it stepped on, that .grad's version after the step)."""
+    with_grad = stale = fresh = 0
     seen_at = after.get
     for p in params:
         g = p.grad
@@ -110,11 +111,20 @@ def stale_grads(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.r
             continue
         with_grad += 1
         seen = seen_at(id(p))
+        if seen is None or seen[0]() is not g:
+            # NB: a .grad new since the last step was made by a backward; one this capture never saw, unless
+            # something cleared it in place since (then whether a backward added to it is unknown)
+            fresh += seen is not None or not cleared(g)
+            continue
+        moved = g._version - seen[1]
         # NB: same grad object, changed since the last step, and nothing of the user's cleared it in place
         # (zero_grad(set_to_none=False) does) -> backward accumulated onto old gradients.
-        if seen is not None and seen[0]() is g and g._version != seen[1] and not cleared(g):
+        if moved and not cleared(g):
             stale += 1
-    return with_grad, stale
+            fresh += 1
+        elif moved >= 2:  # NB: cleared in place (one change), then added to by a backward (another)
+            fresh += 1
+    return with_grad, stale, fresh
 
 
 def stepped_on(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.ref, int]]) -> None:
@@ -126,7 +136,8 @@ def stepped_on(params: Iterable[torch.Tensor], after: Dict[int, Tuple[weakref.re
 
 def counted_after(step: StepEvent, params: Iterable[torch.Tensor]) -> StepEvent:
     """A `step(closure)` with its gradients counted after it: the closure makes them inside the step."""
-    return dataclasses.replace(step, params_with_grad=sum(1 for p in params if p.grad is not None))
+    count = sum(1 for p in params if p.grad is not None)
+    return dataclasses.replace(step, params_with_grad=count, fresh_params=count)
 
 
 def users_closure(closure: Callable[..., Any], resume: Callable[[], None], suspend: Callable[[], None]

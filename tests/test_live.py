@@ -32,7 +32,7 @@ STEP = """    seen.append(step)
 CASES = {
     "grads-not-zeroed": ("", "for step in range(200):\n" + STEP.replace("    opt.zero_grad()\n", ""), 2),
     "train-eval-mode": ("model.eval();\n", "for step in range(200):\n" + STEP, 1),
-    "graph-kept-alive": ("", "total = 0\nfor step in range(200):\n" + STEP + "    total += loss\n", 2),
+    "graph-kept-alive": ("", "total = 0\nfor step in range(200):\n" + STEP + "    total += loss\n", 4),
     "optimizer-not-on-model": ("model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))\n",
                                "for step in range(200):\n" + STEP, 2),
     "frozen-by-no-grad": ("", "for step in range(200):\n" + STEP.replace(

@@ -1,4 +1,6 @@
-"""optimizer-not-on-model's culprit: an optimizer stepping parameters no name holds any more, while the model the
+"""optimizer-not-on-model's culprit: an optimizer stepping parameters no name holds any more, that no backward()
+gave a gradient since its previous step (`StepEvent.fresh_params`: an ensemble in a list, pairs of model and
+optimizer, every member trained, is no stray however it is held), while the model the
 training uses -- called by the cell, or held by the frames that stepped (a helper three cells up reading the
 global `rnn`, `self.model`) -- has parameters of its own, of the same kinds, that it never touches. And where
 the story happened: the statement that built the optimizer, and the later one that made the model again or
@@ -53,6 +55,8 @@ def stray_optimizer(ctx: RuleContext) -> Optional[Stray]:
         if not params:
             continue
         steps = [s for s in ctx.record.steps if s.optimizer is not None and s.optimizer() is opt]
+        if any(s.fresh_params for s in steps):
+            continue  # NB: a backward reached its parameters: whatever else the cell calls, it trains them
         held = _held_twins(ctx, steps)
         loose = {id(m) for _, m in held}  # NB: the run itself says these trained while the optimizer did not
         for model_name, model in called + held:

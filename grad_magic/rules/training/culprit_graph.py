@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -42,8 +42,31 @@ class KeptGraph:
 
 
 def kept_graphs(ctx: RuleContext, tree: ast.Module) -> List[KeptGraph]:
-    """The cell's accumulations that keep every iteration's graph alive, in source order."""
-    return [KeptGraph(a, _how(ctx, tree, a)) for a in accumulations(tree) if _keeps_graph(ctx, tree, a)]
+    """The cell's accumulations that keep every iteration's graph alive, in source order. In a loop that steps
+    an optimizer, only those the step watch saw grow from one step into the next (growing.py): a sum rebuilt
+    and backpropagated at each step never does, however it is written; in a loop that steps none (a
+    validation loop), those whose value holds a graph after the run and that the cell never backpropagates."""
+    grown = grown_in_cell(ctx)
+    stepping = stepping_loops(tree, ctx.record.steps)
+    return [KeptGraph(a, _how(ctx, tree, a)) for a in accumulations(tree)
+            if (a.name in grown if _inside(a.stmt, stepping) else _keeps_graph(ctx, tree, a))]
+
+
+def grown_in_cell(ctx: RuleContext) -> Set[str]:
+    """The names of the running cell's own frame whose graph the step watch saw grow from step to step."""
+    return {g.name for s in ctx.record.steps for g in s.growing
+            if g.site[0] == ctx.record.filename and g.function == "<module>"}
+
+
+def stepping_loops(tree: ast.Module, steps: Sequence[Any]) -> List[ast.stmt]:
+    """The cell's loops around a line an optimizer stepped on."""
+    lines = {s.lineno for s in steps if s.lineno}
+    return [n for n in ast.walk(tree) if isinstance(n, LOOPS) and
+            any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)]
+
+
+def _inside(stmt: ast.stmt, loops: Sequence[ast.stmt]) -> bool:
+    return any(loop.lineno <= stmt.lineno <= (loop.end_lineno or loop.lineno) for loop in loops)
 
 
 def backpropagated(tree: ast.Module, acc: Accumulation) -> bool:

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import inspect
 import sys
+import threading
 import weakref
 from _thread import get_ident
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -43,6 +44,9 @@ class StepWatch:
         self._log = log
         self.tracker = tracker  # NB: full mode's op tracker (None in fast mode); zero_grad's wrapper takes it off too
         self.thread = get_ident()  # NB: the capture's thread (the function-mode stack is per thread)
+        # NB: threads already running when the capture began (a loop an earlier cell started): their steps are
+        # that cell's business, never recorded here; a thread the cell itself starts is the cell's
+        self.foreign = frozenset(t.ident for t in threading.enumerate() if t.ident != self.thread)
         self.steps: List[StepEvent] = []
         # id(param) -> (weakref to the grad it stepped on, that grad's version after the step)
         self._after: Dict[int, Tuple[weakref.ref, int]] = {}
@@ -65,6 +69,8 @@ class StepWatch:
         running, entry = self._running, [get_ident(), id(optimizer), popped, None]
         if len(running) < 1000:  # NB: noted at once (the post-hook puts the tracker back); a step that raised
             running.append(entry)  # never ends: its entry stays
+        if entry[0] in self.foreign:
+            return None  # NB: another cell's thread: paused (the post-hook lifts it), nothing recorded
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
         steps = self.steps
         pace = self._paces.get(id(optimizer))
@@ -116,6 +122,8 @@ class StepWatch:
             if running and running[-1][0] == get_ident() and running[-1][1] == id(optimizer):
                 mine = running[-1]
             pace = self._paces.get(id(optimizer))
+            if get_ident() in self.foreign:
+                return  # NB: another cell's thread (the finally below still lifts the pause)
             if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
                 # NB: the gradients this step leaves, for the next look to compare with (and the clearings since)
                 params = mine[3] if mine is not None and mine[3] is not None else params_of(optimizer)

@@ -394,3 +394,33 @@ def test_without_dispatch_drops_the_tracker_and_torchs_way_to_it_only():
     assert kept(cell, relu, tracker, relu) == ["<module>", "relu", "relu"]  # no dispatch frames: only the tracker
     # a warning the user's filters raise, through `warnings` and the recorder: the cell alone, as in a plain cell
     assert kept(cell, code("_showwarnmsg", warnings.__file__), tracker) == ["<module>"]
+
+
+@pytest.mark.parametrize("options", [CaptureOptions(), CaptureOptions(anomaly=False)], ids=["full", "fast"])
+def test_a_loop_on_a_thread_started_before_the_capture_is_not_recorded(options):
+    """A training loop an earlier cell started on a thread, still running while the cell is watched, is that
+    cell's business: its steps (stale here) are not the watched cell's; a thread the cell starts is."""
+    import threading
+
+    started, go, done = threading.Event(), threading.Event(), threading.Event()
+
+    def loop():
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        started.set()
+        go.wait(10)
+        for _ in range(3):
+            model(torch.ones(4, 3)).sum().backward()  # NB: never cleared
+            opt.step()
+        done.set()
+
+    worker = threading.Thread(target=loop)
+    worker.start()
+    started.wait(10)
+    with capture(options) as run:
+        go.set()
+        done.wait(10)
+    worker.join()
+    assert run.record.steps == []
+    assert torch._C._len_torch_function_stack() == 0

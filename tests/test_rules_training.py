@@ -115,6 +115,23 @@ def test_running_total_is_diagnosed_with_item(shell):
     assert [ln.lineno for ln in d.lines] == [8]
 
 
+def test_a_sum_rebuilt_and_backpropagated_at_each_step_is_not_diagnosed_however_it_is_written(shell):
+    """The evidence is the graph reaching into an earlier step's, not the `+=` in the text: a penalty summed
+    over the parameters, a sum made in one statement and backpropagated through another name, renamed."""
+    cell = ("for i in range(4):\n    opt.zero_grad()\n    reg = 0\n    for w in model.parameters():\n"
+            "        reg += w.pow(2).sum()\n    objective = criterion(model(x), y) + 1e-4 * reg\n"
+            "    objective.backward()\n    opt.step()\n")
+    assert mine(found_after(shell, cell)) == []
+
+
+def test_a_validation_loop_after_the_training_loop_is_still_diagnosed(shell):
+    """A loop that steps no optimizer has no step evidence: the value after the run keeps its graph and the
+    cell never backpropagates it."""
+    cell = "for i in range(3):\n" + STEP + "val_loss = 0\nfor i in range(3):\n    val_loss += criterion(model(x), y)\n"
+    d = next(d for d in found_after(shell, cell) if d.kind == "graph-kept-alive")
+    assert d.names == ("val_loss",)
+
+
 def test_a_list_used_with_torch_later_keeps_tensors_with_detach(shell):
     cell = "losses = []\nfor i in range(3):\n" + STEP + "    losses.append(loss)\nhist = torch.stack(losses)\n"
     d = next(d for d in found_after(shell, cell) if d.kind == "graph-kept-alive")

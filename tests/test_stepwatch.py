@@ -148,3 +148,36 @@ def test_a_long_loop_is_looked_at_closely_at_its_first_steps_then_every_look_eve
     assert first_stale == min(n for n in looked if n > 100) and first_stale - 100 <= LOOK_EVERY
     # NB: looked at as it comes from another line; it steps on gradients added onto since the last look, never cleared
     assert steps[-1].lineno == steps[0].lineno + 1 and steps[-1].stale_params == 4
+
+
+def _fresh_counts(loop: str, steps: int = 4) -> list:
+    """`fresh_params` of each recorded step of a 2-parameter model trained `steps` times with `loop`."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(8, 3)
+    with grad_magic.capture() as run:
+        for _ in range(steps):
+            exec(loop, {"model": model, "opt": opt, "x": x, "torch": torch})
+    return [s.fresh_params for s in run.record.steps]
+
+
+def test_fresh_gradients_are_told_from_gradients_only_cleared():
+    """A backward since the last step makes the parameters' gradients fresh however they were cleared; an
+    optimizer whose parameters no backward reached (cleared in place, never added to) has none."""
+    backward = "model(x).pow(2).mean().backward()\nopt.step()\n"
+    assert _fresh_counts("opt.zero_grad()\n" + backward) == [2, 2, 2, 2]  # NB: set_to_none: new .grad objects
+    assert _fresh_counts("opt.zero_grad(set_to_none=False)\n" + backward)[1:] == [2, 2, 2]
+    assert _fresh_counts("grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+                         "if grads:\n    torch._foreach_zero_(grads)\n" + backward)[1:] == [2, 2, 2]
+    assert _fresh_counts(backward)[1:] == [2, 2, 2]  # NB: never cleared: stale, and fresh too
+    torch.manual_seed(0)
+    model, other = nn.Linear(3, 1), nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model(torch.randn(2, 3)).sum().backward()  # NB: gradients left from before the run
+    with grad_magic.capture() as run:
+        for _ in range(4):
+            opt.zero_grad(set_to_none=False)
+            other(torch.randn(2, 3)).sum().backward()  # NB: the training runs another model
+            opt.step()
+    assert [s.fresh_params for s in run.record.steps] == [0, 0, 0, 0]

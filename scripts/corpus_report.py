@@ -1,8 +1,11 @@
 """Run the real-notebook corpus (tests/notebooks) and print its figures and a line per case, as markdown.
 
     .venv/bin/python scripts/corpus_report.py [--readme] [notebook ...]
+    .venv/bin/python scripts/corpus_report.py --ledger BATCH notebook-or-folder ...
 
-`--readme` also writes the figures into README.md between its corpus markers.
+`--readme` also writes the figures into README.md between its corpus markers. `--ledger BATCH` scores a batch of
+new cases (a folder of notebooks: tests/notebooks_blind/<batch>) and appends its figures, with the date and the
+commit, to docs/LEDGER.md: run it once, on the batch's first run, before any rule changes for it.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import ledger  # noqa: E402
 from corpus import Figures, cases, evaluate_all, kind_table, problems, runs_clean  # noqa: E402
 
 START, END = "<!-- corpus figures -->", "<!-- /corpus figures -->"
@@ -24,7 +28,9 @@ def percent(part: int, whole: int) -> str:
 
 
 def main(argv: list) -> int:
-    paths = [Path(a).resolve() for a in argv if not a.startswith("--")] or cases()
+    batch = argv[argv.index("--ledger") + 1] if "--ledger" in argv else None
+    named = [Path(a).resolve() for a in argv if not a.startswith("--") and a != batch]
+    paths = [p for n in named for p in (sorted(n.glob("*.ipynb")) if n.is_dir() else [n])] or cases()
     outcomes = evaluate_all(paths)
     f = Figures.of(list(outcomes.values()))
     figures = "\n".join([
@@ -57,6 +63,8 @@ def main(argv: list) -> int:
     failing = {o.path.stem: problems(o) for o in outcomes.values() if problems(o)}
     for stem, found in failing.items():
         print(f"PROBLEM {stem}: " + "; ".join(found), file=sys.stderr)
+    if batch is not None:
+        ledger.append_row(ledger.Row.of(batch, f, done))
     if "--readme" in argv:
         readme = ROOT / "README.md"
         text = readme.read_text(encoding="utf-8")

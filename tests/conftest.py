@@ -24,6 +24,13 @@ try:
     torch.cat([torch.zeros(1), torch.zeros(1, device="meta")])
 except RuntimeError:
     pass
+# NB: transformers, lightning and accelerate add warning filters at their first import (the healthy corpus imports them
+# inside cells): imported here, once, for the same reason
+for _library in ("transformers", "lightning", "accelerate"):
+    try:
+        __import__(_library)
+    except ImportError:
+        pass
 
 
 def global_state() -> dict:

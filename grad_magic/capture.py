@@ -35,6 +35,7 @@ from .sources import Sources, plain_sources
 from .stephooks import ZERO_GRAD_OWNERS, StepWatch, ZeroGradWatch, unregister_optimizer_hooks
 from .stacks import TraceFilter
 from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
+from .provenance import Lineage
 from .tracker import OpLog, OpTracker
 
 TRACKER_CODE = frozenset({OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
@@ -110,6 +111,8 @@ class Capture:
             # NB: fast mode (--fast, always-on) patches only the in-place entry points (lighttrack.py): a
             # TorchFunctionMode costs 1.1x by itself. Full mode keeps the mode, which sees every op.
             tracker = OpTracker(self._log) if opts.anomaly else None
+            if tracker is not None:
+                self._log.lineage = Lineage()
             self._steps = steps = StepWatch(self._log, tracker)
             steps.live, steps.so_far = self.live, self._record_so_far
             undo.append(functools.partial(unregister_optimizer_hooks, steps))
@@ -181,7 +184,8 @@ class Capture:
             cell=self._sources.cell_number(self._filename or "") if self._sources else None,
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
-            compiled=bool(log and log.compiled) or _through_compiled(exc))
+            compiled=bool(log and log.compiled) or _through_compiled(exc),
+            lineage=log.lineage if log else None)
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:

@@ -112,6 +112,7 @@ class RunRecord:
     sources: Optional[Sources] = field(default=None, repr=False)
     probed: Any = field(default=None, repr=False)  # graphprobe.Probed: what a run without anomaly mode leaves
     compiled: bool = False  # the run went through torch.compile'd code, which the trackers step aside for
+    lineage: Any = field(default=None, repr=False)  # provenance.Lineage: where the run's tensors came from (full mode)
     # NB: a rule sees the run from one user frame at a time (rules/context.py): `filename`, `source`,
     # `error_lineno`, `error_locals` and each event's `lineno` are that frame's; `focus` is the frame
     # (None: the running cell) and `outer` the record as the cell saw it.

@@ -19,6 +19,7 @@ from typing import Any, Callable, Deque, Iterable, List, Optional, Set, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .provenance import Lineage
 from .record import OpEvent, TensorSnapshot
 from .sources import Sources, frame_at, plain_sources
 
@@ -109,6 +110,7 @@ class OpLog:
         self.on_pause: Optional[Callable[[], None]] = None  # NB: told each time `paused` changes (lighttrack.py)
         self.compiled = 0  # in-place ops of torch.compile'd code the trackers stepped aside for
         self.dropped = 0
+        self.lineage: Optional[Lineage] = None  # NB: full mode: where each tensor the run made came from
 
     def pause(self, by: int) -> None:
         """`paused` one up (1) or down (-1), never below 0, and whoever listens told."""
@@ -170,6 +172,8 @@ class OpTracker(TorchFunctionMode):
         if not self._log.paused:
             try:
                 name = getattr(func, "__name__", "")
+                if self._log.lineage is not None:
+                    self._log.lineage.record(name, args, kwargs or {}, result, self._log.user_site()[1])
                 # NB: most keyword calls (`F.relu(x, inplace=False)`, `cross_entropy(..., reduction=)`)
                 # write nothing: only `out=` and `inplace=True` can, so only those go on to _observe.
                 if name[-1:] == "_" and name not in _ACCESSORS or kwargs and (

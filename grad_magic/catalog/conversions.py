@@ -210,6 +210,31 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "is proposed: add `.all()` or `.any()` to it.",
         "zh": "不运行代码就无法判断这一行中哪个条件含有多个值，因此不提供修复：请给它加上 `.all()` 或 `.any()`。",
     },
+    "conversions.bool.built_title": {
+        "en": "`{cls}(...)` was given the tensors: it builds the module, whose arguments are options",
+        "zh": "`{cls}(...)` 收到了张量：这一步是在创建模块，它的参数是选项而不是数据",
+    },
+    "conversions.bool.built_summary": {
+        "en": "Make the module first, then call it on the tensors.",
+        "zh": "先创建模块，再用它处理张量。",
+    },
+    "conversions.bool.built_what": {
+        "en": "Line {lineno} calls `{code}`: `{cls}` is a class, so the call builds a new module and passes the "
+              "tensors as its options, and torch tests one of them for True/False while building it.",
+        "zh": "第 {lineno} 行调用了 `{code}`：`{cls}` 是一个类，这个调用会新建一个模块，并把张量当作它的选项传入；"
+              "torch 在创建模块时对其中一个做了真假判断。",
+    },
+    "conversions.bool.built_why": {
+        "en": "A loss or layer class takes its settings when it is built (`weight`, `reduction`, ...) and the "
+              "tensors when the built module is called: `{cls}()(a, b)`, or `criterion = {cls}()` once and "
+              "`criterion(a, b)` in the loop.",
+        "zh": "损失函数或层的类在创建时接收设置（`weight`、`reduction` 等），在调用创建好的模块时才接收张量："
+              "`{cls}()(a, b)`，或者先写一次 `criterion = {cls}()`，在循环里用 `criterion(a, b)`。",
+    },
+    "conversions.bool.built_fix": {
+        "en": "Build the module, then call it: `{cls}()(...)` on line {lineno}",
+        "zh": "先创建模块再调用它：第 {lineno} 行改为 `{cls}()(...)`",
+    },
     "conversions.bool.not_on_line": {
         "en": "The truth test is inside a function the line calls, not on the line itself, so no fix is "
               "proposed: look for an `if`, `and` or `or` on a tensor there (often a tensor passed where a "

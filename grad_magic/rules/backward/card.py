@@ -14,8 +14,9 @@ from ... import catalog
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import dotted, names_an_argument, one_line
-from ..places import with_lines
+from ..places import global_assignment, with_lines
 from ..registry import rule
+from ..traced import Born, failing_operands, made_with, marked
 from .culprit import Refused, named_fact, out_call, reduction, refused_tensor
 from .culprit_inference import inference_culprit
 from .culprit_across import Found, twice_found
@@ -37,13 +38,22 @@ def backward_non_scalar(ctx: RuleContext, err: NonScalar) -> Diagnosis:
     why, fix = _non_scalar_why(ctx, err, refused, label)
     variant = "_complex" if err.complex else "" if shape else "_unknown"
     code = one_line(ctx.record.source, site.call) if site and site.call else refused.call
-    return ctx.diagnosis(
+    d = ctx.diagnosis(
         "backward-non-scalar", ERROR, title=ctx.say("backward.scalar.title" + variant, tensor=label, shape=shape),
         summary=ctx.say("backward.scalar.summary" + ("_complex" if err.complex else ""), call=refused.call),
         what=ctx.say("backward.scalar.what" + variant, code=code, lineno=lineno or "?", tensor=label,
                      shape=shape, dtype=fact.dtype if fact else "complex"),
         why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
         names=[refused.name] if refused.name else [], tensors=[fact] if fact else [], fix=fix)
+    return marked(d, _unreduced(ctx), ctx)
+
+
+def _unreduced(ctx: RuleContext) -> Optional[Born]:
+    """The loss call on the refused tensor's way back that was told not to reduce (`reduction="none"`)."""
+    for t in failing_operands(ctx)[:1]:
+        shape = tuple(t.shape)
+        return made_with(ctx, t, lambda m: m.shape == shape, "reduction")
+    return None
 
 
 def _non_scalar_why(ctx: RuleContext, err: NonScalar, refused: Refused, label: str) -> Tuple[List[str], Optional[Fix]]:
@@ -104,6 +114,11 @@ def backward_twice(ctx: RuleContext, err: GraphFreed) -> Optional[Diagnosis]:
         names=names + [n for n in (cause.names if cause else ()) if n not in names], tensors=facts, fix=fix)
     if backward is not None and bctx is not here:
         d = with_lines(d, bctx, [bctx.record.error_lineno])
+    if cause is not None and cause.key == "backward.twice.why_earlier_graph":
+        for name in cause.names:  # NB: the earlier cell that made the graph: where the forward pass ran
+            place = global_assignment(ctx, name)
+            if place is not None:
+                d = with_lines(d, place.ctx, [place.node.lineno])
     return d
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ...cell import enclosing_statement, indent_of, line_offsets, node_span, split_lines
+from ...cell import (assignments_to, cell_tree, enclosing_statement, indent_of, line_offsets, node_span,
+                     split_lines)
 from ...edits import insert_line_before, make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
@@ -22,9 +23,16 @@ from .causes import Detach, DetachAt, DetachReads, Move, Remedy, Retain, State, 
 
 
 def reduce_fix(ctx: RuleContext, site: Site, reduce: str) -> Optional[Fix]:
-    """`.mean()` / `.sum()` appended to what backward() was called on."""
+    """`.mean()` / `.sum()` appended to what backward() was called on -- where the name is bound, when the cell
+    reads it again after backward() (`print(loss.item())` needs the one number too)."""
     src = ctx.record.source
     node = site.receiver
+    bound = _binding_read_after(src, site)
+    if bound is not None:
+        expr = one_line(src, bound.value)
+        new = f"{expr}.{reduce}()" if isinstance(bound.value, PRIMARIES) else f"({expr}).{reduce}()"
+        return make_fix(src, appended(src, bound.value, f".{reduce}()"), ctx.say(
+            "backward.scalar.fix", old=expr, new=new, lineno=bound.lineno))
     start, end = node_span(src, node)
     own = site.method and getattr(site.call.func, "value", None) is node  # NB: not `accelerator.backward(a * b)`
     if not isinstance(node, PRIMARIES) and own and src[start - 1:start] == "(" and \
@@ -35,6 +43,24 @@ def reduce_fix(ctx: RuleContext, site: Site, reduce: str) -> Optional[Fix]:
     expr = one_line(src, node)
     new = f"{expr}.{reduce}()" if isinstance(node, PRIMARIES) else f"({expr}).{reduce}()"
     return make_fix(src, edits, ctx.say("backward.scalar.fix", old=expr, new=new, lineno=site.stmt.lineno))
+
+
+def _binding_read_after(source: str, site: Site) -> Optional[ast.Assign]:
+    """`loss = model(x)[0]` for `loss.backward()` when the cell reads `loss` after that line and binds it in
+    one place, in the same block, before it: the statement to reduce instead."""
+    node, tree = site.receiver, cell_tree(source)
+    if not isinstance(node, ast.Name) or tree is None:
+        return None
+    after = site.stmt.end_lineno or site.stmt.lineno
+    if not any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) and n.lineno > after
+               for n in ast.walk(tree)):
+        return None
+    binds = [s for s in assignments_to(tree, node.id) if s.lineno < site.stmt.lineno]
+    last = binds[-1] if binds else None
+    if not isinstance(last, ast.Assign) or len(last.targets) != 1 or not isinstance(last.targets[0], ast.Name) \
+            or len(assignments_to(tree, node.id)) != 1 or last.col_offset != site.stmt.col_offset:
+        return None
+    return last
 
 
 # -- backward-twice --

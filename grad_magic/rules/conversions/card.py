@@ -13,13 +13,14 @@ from ... import catalog
 from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
-from ..kit import dotted, fact_for, lookup, names_an_argument
+from ..kit import dotted, fact_for, lookup, names_an_argument, one_line
 from ..places import root, view_on, with_lines
 from ..registry import rule
 from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
 from .culprit_lists import ListFill, list_fill, tracked_items
 from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
-from .fix import bool_fix, detach_fix, host_fix, list_fix, to_host
+from .culprit_init import BuiltWithTensors, built_with_tensors
+from .fix import bool_fix, build_then_call_fix, detach_fix, host_fix, list_fix, to_host
 from .message import Ambiguous, NeedsCpu, NeedsDetach, parse_ambiguous, parse_needs_cpu, parse_needs_detach
 
 GRAD_KIND = "numpy-on-grad-tensor"
@@ -138,6 +139,9 @@ def numpy_on_device_tensor(ctx: RuleContext, err: NeedsCpu) -> Optional[Diagnosi
        "the line tests")
 def bool_ambiguous(ctx: RuleContext, err: Ambiguous) -> Optional[Diagnosis]:
     """A tensor of several values used where Python needs one True or False (`if t > 0:`, `assert a == b`)."""
+    built = built_with_tensors(ctx)
+    if built is not None:
+        return _built_card(ctx, built)
     empty = err.empty
     lineno = ctx.record.error_lineno
     stmt, exprs = statement_exprs(ctx, lineno)
@@ -168,3 +172,17 @@ def bool_ambiguous(ctx: RuleContext, err: Ambiguous) -> Optional[Diagnosis]:
                      statement=site.statement if site is not None else "if"),
         why=catalog.sentences(why, ctx.language), where=ctx.where(lineno), lines=[lineno],
         names=[n for n, _ in named], tensors=[t for t in tensors if t], fix=fix)
+
+
+def _built_card(ctx: RuleContext, built: BuiltWithTensors) -> Diagnosis:
+    """A module class called with the tensors (`nn.CrossEntropyLoss(logits, y)`): build it, then call it."""
+    lineno = ctx.record.error_lineno
+    code = one_line(ctx.record.source, built.call)
+    fix = build_then_call_fix(ctx, built.call, ctx.say("conversions.bool.built_fix", cls=built.written,
+                                                         lineno=lineno or "?"))
+    return ctx.diagnosis(
+        BOOL_KIND, ERROR, title=ctx.say("conversions.bool.built_title", cls=built.written),
+        summary=ctx.say("conversions.bool.built_summary"),
+        what=ctx.say("conversions.bool.built_what", lineno=lineno or "?", code=code, cls=built.written),
+        why=ctx.say("conversions.bool.built_why", cls=built.written), where=ctx.where(lineno), lines=[lineno],
+        fix=fix)

@@ -80,3 +80,10 @@ def bool_fix(ctx: RuleContext, site: BoolSite, equal: bool) -> Tuple[Optional[Fi
             (site.statement, any_), "conversions.bool.why_any" if any_ else "conversions.bool.why_all")
     fix = make_fix(src, edits, ctx.say(key, expr=site.text, lineno=lineno))
     return fix, how if fix is not None else "conversions.no_parse"
+
+
+def build_then_call_fix(ctx: RuleContext, call: ast.Call, description: str) -> Optional[Fix]:
+    """`nn.CrossEntropyLoss(logits, y)` -> `nn.CrossEntropyLoss()(logits, y)`: `()` right after the class."""
+    src = ctx.record.source
+    _, end = node_span(src, call.func)
+    return make_fix(src, [TextEdit(end, end, "()")], description)

@@ -18,6 +18,7 @@ from ..context import RuleContext
 from ..kit import failed_op
 from ..places import with_lines
 from ..registry import rule
+from ..traced import marked as mark_born, odd_born
 from .culprit import Party, Target, parties_of, same_device, target_device
 from .culprit_chain import Chain
 from .culprit_origins import Move, NoMove, Plan, find_moves
@@ -60,7 +61,14 @@ def device_mismatch(ctx: RuleContext, err: DeviceError) -> Optional[Diagnosis]:
     target = target_device(ctx, parties, err)
     lineno = event.lineno if event is not None and event.lineno else ctx.record.error_lineno
     plan = find_moves(ctx, target, lineno, parties) if target.device and not err.grad else None
-    return _diagnosis(ctx, err, op, lineno, parties, target, plan)
+    return mark_born(_diagnosis(ctx, err, op, lineno, parties, target, plan), _odd_born(ctx, target), ctx)
+
+
+def _odd_born(ctx: RuleContext, target: Target) -> Any:
+    """Where the failing op's tensor on the odd device got there (traced.py): the factory without `device=`,
+    the `.cpu()`, the earlier cell that made it."""
+    meant = target.device
+    return odd_born(ctx, lambda t: not same_device(str(t.device), meant)) if meant else None
 
 
 NOT_CHAINED = object()  # the chain found no fix: the card of the view alone
@@ -111,7 +119,8 @@ def chained(ctx: RuleContext, err: DeviceError, op: Optional[str]) -> Any:
         why=catalog.tidy(catalog.sentences(why, ctx.language), ctx.language), where="",
         lines=sorted({n for f, n in marked if f == primary and n}), names=[p.name for p in parties if p.name],
         tensors=_facts(parties))
-    return _placed(chain, d, [(f, n) for f, n in marked if f != primary and n], fix, _where(inner, chain))
+    d = _placed(chain, d, [(f, n) for f, n in marked if f != primary and n], fix, _where(inner, chain))
+    return mark_born(d, _odd_born(ctx, target), ctx)
 
 
 def _placed(chain: Chain, d: Diagnosis, marks: Sequence[Tuple[str, int]], fix: Fix, where: str) -> Diagnosis:

@@ -23,6 +23,7 @@ from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, c
                       loss_on, met_by, names_of, not_target, odd_operand, operands)
 from .culprit_beyond import caller_argument, global_origin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
+from .culprit_traced import traced_origin
 from .fix import drop_cast_fix, dtype_fix
 from .message import DtypeMismatchError, TargetDtypeError, parse_dtype_mismatch, parse_target_dtype
 
@@ -198,6 +199,9 @@ def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Optional[Diagno
             made = Origin(odd.name, stmt, "cast")
             return _named_card(ctx, err, stmt, seen, odd, made, drop_cast_fix(ctx, *cast), None)
     odd = odd_operand(err, not_target(ctx, stmt, seen) if err.int_logits and stmt is not None else seen)
+    traced = _traced(ctx, err, odd)
+    if traced is not None:
+        return traced
     if odd is not None and isinstance(odd.obj, torch.Tensor) and \
             names_an_argument(ctx, odd.node, ctx.record.error_lineno):
         return None  # NB: a parameter of a method or helper of another cell: the caller's line says where it was made
@@ -209,6 +213,26 @@ def dtype_mismatch(ctx: RuleContext, err: DtypeMismatchError) -> Optional[Diagno
     if fix is None:
         fix = dtype_fix(ctx, origin, odd.node if isinstance(odd.obj, torch.Tensor) else None, WANT, odd.name)
     return _named_card(ctx, err, stmt, seen, odd, origin, fix, far)
+
+
+def _traced(ctx: RuleContext, err: DtypeMismatchError, odd: Optional[Operand]) -> Optional[Diagnosis]:
+    """The card from what the run recorded: where the failing op's odd operand got its dtype (culprit_traced.py),
+    with the fix there when the statement has a spot for one."""
+    told = {d for d in (err.a, err.b) if d}
+    if err.int_logits or len(told) != 2 or WANT not in told:
+        return None
+    dtype = next(iter(told - {WANT}))
+    traced = traced_origin(ctx, dtype, WANT)
+    if traced is None or traced.origin.spot is None:
+        return None  # NB: no edit where it was made: the reading of the failing line below says more
+    made = traced.origin
+    fix = dtype_fix(traced.at, made, None, WANT, made.name)
+    far = Beyond(traced.at, [made.stmt.lineno], fix is not None, [why_made(traced.at, made, made.name, dtype)])
+    if odd is None or odd.obj is not traced.operand:
+        name = traced.names[0] if traced.names else made.name
+        odd = Operand(name, ast.Name(id=name, ctx=ast.Load()), traced.operand, dtype)
+    tree, stmt = failing_statement(ctx)
+    return _named_card(ctx, err, stmt, operands(ctx, stmt) if stmt is not None else [], odd, None, fix, far)
 
 
 def _unnamed_card(ctx: RuleContext, err: DtypeMismatchError, seen: Sequence[Operand], backward: bool) -> Diagnosis:

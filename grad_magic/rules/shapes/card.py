@@ -17,6 +17,7 @@ from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
 from ..places import spelled, with_lines
 from ..registry import rule
+from ..traced import born, failing_operands, marked
 from .culprit import LossArgs, assigned_before, fact, find_loss, loss_facts
 from .culprit_batch import BatchCause, batch_cause
 from .culprit_linear import PRODUCTS, Layer, LinearInput, find_input, find_layer, product_operands
@@ -168,9 +169,21 @@ def batch_size_mismatch(ctx: RuleContext, sizes: BatchSizes) -> Diagnosis:
         why=why(ctx, parts), where=ctx.where(lineno),
         lines=_cause_lines(cause) if at is not ctx else lines + ([] if cause.at else _cause_lines(cause)),
         names=[n for n in (loss.input_name, loss.target_name) if n], tensors=loss_facts(loss), fix=fix)
-    if cause.at is None:
-        return d
-    return with_lines(d, ctx, lines) if at is not ctx else with_lines(d, cause.at, _cause_lines(cause))
+    if cause.at is not None:
+        d = with_lines(d, ctx, lines) if at is not ctx else with_lines(d, cause.at, _cause_lines(cause))
+    return _batch_born(ctx, d, sizes)
+
+
+def _batch_born(ctx: RuleContext, d: Diagnosis, sizes: BatchSizes) -> Diagnosis:
+    """`d` with the line marked where the run gave the loss's input its batch size, when an op of the user's
+    made it from tensors of another (a `view(-1, ...)` that folded frames into the batch): traced.py."""
+    for t in failing_operands(ctx):
+        if t.dim() and t.shape[0] == sizes.input != sizes.target:
+            lead = t.shape[0]
+            found = born(ctx, t, lambda m: bool(m.shape) and m.shape[0] == lead)
+            if found is not None and found.birth is not None and found.birth.inputs:
+                return marked(d, found, ctx)
+    return d
 
 
 def _batch_cause_said(ctx: RuleContext, loss: LossArgs, sizes: BatchSizes, cause: BatchCause, shown_in: str,

@@ -1,0 +1,149 @@
+"""Where the tensors of a watched run came from: for each tensor a torch op made while the cell ran (full
+`%%gradcheck`: the op tracker sees every op), the op, the user frames that called it and the tensors it read.
+
+A rule follows this record back from a failing op's operand to where the odd property was born: the
+factory that made a tensor on the wrong device, the `from_numpy` that made it float64, the `view` that
+changed its batch size; or to a tensor made before the run (an earlier cell), which the namespace names.
+Reading the code then turns that line into an edit; it never finds the line.
+
+Bounded (MAX_BIRTHS, oldest forgotten first) and weak: a record keeps no tensor alive. Torch-only; never
+runs user code.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import torch
+
+MAX_BIRTHS = 20_000
+MAX_INPUTS = 8  # tensor inputs kept per op (a foreach or cat of hundreds: the first ones describe it)
+MAX_HOPS = 256  # steps back a walk takes
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What an op's input was when the op read it: enough for a walk to test what it carried."""
+
+    device: torch.device
+    dtype: torch.dtype
+    shape: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Input:
+    """A tensor an op read: its metadata then, and either the op that made it (`parent`) or, for a tensor made
+    before the run (or by code the tracker did not see), a weak reference to it."""
+
+    meta: Meta
+    parent: Optional["Birth"]
+    ref: Optional[weakref.ref] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Birth:
+    """The op that made a tensor: its name, the user frames that called it (innermost first), the tensors it
+    read, the keywords it was given (`device`, `dtype`)."""
+
+    op: str
+    frames: Tuple[Tuple[str, int], ...]
+    inputs: Tuple[Input, ...] = field(repr=False)
+    keywords: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a walk back ended: `birth` is the op that gave the property (None: the walk reached a tensor made
+    before the run, `root`); `path` the births walked, the failing operand's first."""
+
+    birth: Optional[Birth]
+    root: Optional[torch.Tensor]
+    path: Tuple[Birth, ...]
+
+
+def meta_of(t: torch.Tensor) -> Meta:
+    return Meta(t.device, t.dtype, tuple(t.shape))
+
+
+class Lineage:
+    """The births of one run, keyed by the tensor's id and checked by a weak reference (ids are reused).
+    Births link to the births of their inputs, so a walk goes on through temporaries long gone."""
+
+    def __init__(self) -> None:
+        self._births: Dict[int, Tuple[weakref.ref, Birth]] = {}
+
+    def record(self, name: str, args: tuple, kwargs: dict, result: Any,
+               frames: Tuple[Tuple[str, int], ...]) -> None:
+        made = list(_tensors(result, 4))
+        if not made:
+            return
+        read = list(_tensors((args, tuple(kwargs.values())), MAX_INPUTS))
+        if any(t is r for t in made for r in read):
+            return  # NB: an op that returns its input (in place, `x.to(x.device)`): not a birth
+        inputs = tuple(self._input(t) for t in read)
+        birth = Birth(name, frames, inputs, tuple(k for k, v in kwargs.items() if v is not None))
+        births = self._births
+        for t in made:
+            births.pop(id(t), None)
+            births[id(t)] = (weakref.ref(t), birth)
+        while len(births) > MAX_BIRTHS:
+            del births[next(iter(births))]
+
+    def _input(self, t: torch.Tensor) -> Input:
+        parent = self.birth_of(t)
+        return Input(meta_of(t), parent, None if parent is not None else _ref(t))
+
+    def birth_of(self, t: torch.Tensor) -> Optional[Birth]:
+        entry = self._births.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def origin(self, t: torch.Tensor, carries: Callable[[Meta], bool]) -> Origin:
+        """Follow `t` back through the ops whose inputs carry the property (`carries`, true of `t`) to the op
+        that gave it: one none of whose inputs carries it."""
+        birth = self.birth_of(t)
+        if birth is None:
+            return Origin(None, t, ())
+        path: List[Birth] = []
+        for _ in range(MAX_HOPS):
+            path.append(birth)
+            nxt = next((i for i in birth.inputs if _safe(carries, i.meta)), None)
+            if nxt is None:
+                return Origin(birth, None, tuple(path))
+            if nxt.parent is None:
+                return Origin(None, nxt.ref() if nxt.ref is not None else None, tuple(path))
+            if any(nxt.parent is b for b in path):
+                break
+            birth = nxt.parent
+        return Origin(birth, None, tuple(path))
+
+
+def _ref(t: torch.Tensor) -> Optional[weakref.ref]:
+    try:
+        return weakref.ref(t)
+    except TypeError:
+        return None
+
+
+def _safe(carries: Callable[[Meta], bool], m: Meta) -> bool:
+    try:
+        return bool(carries(m))
+    except Exception:  # NB: a tensor subclass whose metadata raises
+        return False
+
+
+def _tensors(value: Any, limit: int, depth: int = 0) -> Iterator[torch.Tensor]:
+    """Tensors in a value, one level into lists, tuples and dicts (two for an op's (args, kwargs))."""
+    if isinstance(value, torch.Tensor):
+        yield value
+        return
+    if depth > 2 or not isinstance(value, (list, tuple, dict)):
+        return
+    items = value.values() if isinstance(value, dict) else value
+    count = 0
+    for item in items:
+        for t in _tensors(item, limit - count, depth + 1):
+            yield t
+            count += 1
+            if count >= limit:
+                return

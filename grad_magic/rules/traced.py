@@ -1,0 +1,98 @@
+"""Culprits from what the run recorded (provenance.py): the failing op's operands, followed back through the ops
+that carried the odd property (a device, a dtype, a batch size) to the user line whose op gave it, or to the
+earlier cell that bound a tensor made before the run.
+
+The rules' toolkit for provenance: a rule says which operand is odd and what it carries; this module finds
+the line. May touch: the run's lineage and failed ops (weak references), the NameIndex, the cells' ast.
+Never runs user code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+import torch
+
+from ..model import Diagnosis
+from ..provenance import Birth, Meta, meta_of
+from .context import RuleContext
+from .places import global_assignment, root, view_on, with_lines
+
+
+@dataclass(frozen=True)
+class Born:
+    """Where a tensor got what it carries: the view on that cell or file and the line; `birth` is the op that
+    gave it (None: a global an earlier cell bound, before the run)."""
+
+    at: RuleContext
+    lineno: int
+    birth: Optional[Birth]
+
+
+def failing_operands(ctx: RuleContext) -> List[torch.Tensor]:
+    """The tensors the failing op read, still alive."""
+    top = root(ctx)
+    if not top.record.failed_ops:
+        return []
+    found = (s.ref() for s in top.record.failed_ops[-1].targets if s.ref is not None)
+    return [t for t in found if isinstance(t, torch.Tensor)]
+
+
+def born(ctx: RuleContext, tensor: torch.Tensor, carries: Callable[[Meta], bool]) -> Optional[Born]:
+    """Where `tensor` got the property `carries` tests: the user line of the op that gave it, or the statement
+    of an earlier cell that bound the tensor made before the run."""
+    top = root(ctx)
+    lineage = top.record.lineage
+    if lineage is None:
+        return None
+    found = lineage.origin(tensor, carries)
+    if found.birth is not None:
+        for filename, lineno in found.birth.frames[:1]:
+            at = view_on(top, filename, lineno)
+            return Born(at, lineno, found.birth) if at is not None else None
+        return None
+    if found.root is None:
+        return None
+    for name in top.names.names_for(found.root):
+        if name.isidentifier() and top.namespace.get(name) is found.root:
+            place = global_assignment(top, name)
+            if place is not None:
+                return Born(place.ctx, place.node.lineno, None)
+    return None
+
+
+def odd_born(ctx: RuleContext, odd: Callable[[Meta], bool]) -> Optional[Born]:
+    """`born` of the first failing operand that `odd` is true of, following what it is true of."""
+    for t in failing_operands(ctx):
+        if _safe(odd, meta_of(t)):
+            return born(ctx, t, lambda m: _safe(odd, m))
+    return None
+
+
+def made_with(ctx: RuleContext, tensor: torch.Tensor, carries: Callable[[Meta], bool], keyword: str
+              ) -> Optional[Born]:
+    """The nearest op on `tensor`'s way back (through inputs that carry the property) that was given `keyword`
+    (`reduction=` of a loss), at its user line."""
+    top = root(ctx)
+    lineage = top.record.lineage
+    if lineage is None:
+        return None
+    for birth in lineage.origin(tensor, carries).path:
+        if keyword in birth.keywords:
+            for filename, lineno in birth.frames[:1]:
+                at = view_on(top, filename, lineno)
+                return Born(at, lineno, birth) if at is not None else None
+    return None
+
+
+def marked(d: Diagnosis, place: Optional[Born], ctx: RuleContext) -> Diagnosis:
+    """`d` with the line where the odd tensor was born marked too (in its cell), when it is not there yet."""
+    return d if place is None else with_lines(d, place.at, [place.lineno])
+
+
+def _safe(test: Callable[[Meta], bool], m: Meta) -> bool:
+    try:
+        return bool(test(m))
+    except Exception:  # NB: a tensor subclass whose metadata raises
+        return False
+

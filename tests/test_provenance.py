@@ -1,0 +1,135 @@
+"""Provenance (grad_magic/provenance.py, rules/traced.py): where the run's tensors came from, and the culprits
+found by following a failing op's operand back -- through temporaries long gone, into an earlier cell."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import torch
+
+import grad_magic
+from grad_magic.provenance import MAX_BIRTHS, Lineage
+from earlier_cells import card_of, fix_runs_clean, lines_of
+
+
+def _record(lineage: Lineage, fn, *args, **kwargs):
+    out = fn(*args, **kwargs)
+    lineage.record(fn.__name__, args, kwargs, out, (("cell", 1),))
+    return out
+
+
+def test_a_walk_goes_on_through_temporaries_that_are_gone():
+    lineage = Lineage()
+    before = torch.from_numpy(np.zeros((4, 2)))  # NB: made before the run: no birth
+    picked = _record(lineage, torch.index_select, before, 0, torch.arange(2))
+    doubled = _record(lineage, torch.mul, picked, 2)
+    del picked
+    gc.collect()
+    found = lineage.origin(doubled, lambda m: m.dtype == torch.float64)
+    assert found.birth is None and found.root is before
+    assert [b.op for b in found.path] == ["mul", "index_select"]
+
+
+def test_the_op_that_gave_the_property_is_the_birth():
+    lineage = Lineage()
+    x = torch.ones(3)
+    wide = _record(lineage, torch.Tensor.double, x)
+    out = _record(lineage, torch.add, wide, 1)
+    found = lineage.origin(out, lambda m: m.dtype == torch.float64)
+    assert found.birth is not None and found.birth.op == "double" and found.root is None
+
+
+def test_an_op_returning_its_input_is_no_birth_and_nothing_is_kept_alive():
+    lineage = Lineage()
+    x = torch.ones(3)
+    _record(lineage, torch.Tensor.add_, x, 1)
+    assert lineage.birth_of(x) is None
+    y = _record(lineage, torch.mul, x, 2)
+    ref = weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def test_births_are_bounded():
+    lineage = Lineage()
+    x = torch.ones(1)
+    kept = [_record(lineage, torch.mul, x, 2) for _ in range(MAX_BIRTHS + 10)]
+    assert lineage.birth_of(kept[0]) is None and lineage.birth_of(kept[-1]) is not None
+
+
+def test_a_full_capture_records_births_and_a_fast_one_does_not():
+    with grad_magic.capture() as run:
+        y = torch.ones(2) * 3
+    assert run.record.lineage.birth_of(y).op in ("mul", "__mul__")
+    with grad_magic.capture(grad_magic.CaptureOptions(anomaly=False)) as fast:  # NB: fast mode
+        torch.ones(2) * 3
+    assert fast.record.lineage is None
+
+
+# -- culprits from the record --
+
+FLOAT64_FEATURES = ("import numpy as np\nimport torch\n"
+                    "feats = torch.from_numpy(np.random.rand(40, 3))\n"
+                    "targets = feats.sum(1, keepdim=True).float()\n")
+HELPERS = ("def batches(size):\n    for i in range(0, 40, size):\n"
+           "        yield feats[i:i + size], targets[i:i + size]\n\n\n"
+           "w = torch.zeros(3, 1, requires_grad=True)\n")
+
+
+def test_a_float64_tensor_an_earlier_cell_made_is_fixed_there_not_at_the_use(shell):
+    cells = [FLOAT64_FEATURES, HELPERS,
+             "%%gradcheck\nfor xb, yb in batches(8):\n    loss = ((xb @ w - yb) ** 2).mean()\n"
+             "    loss.backward()\nfull = (feats @ w).sum()\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 3) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "torch.from_numpy(np.random.rand(40, 3)).float()" in fixed[0]
+
+
+def test_a_tensor_made_on_the_wrong_device_by_a_helper_is_marked_where_it_was_made(shell):
+    cells = ["import torch\n\n\ndef targets_for(scores):\n    n = scores.shape[0]\n"
+             "    ones = torch.ones(n)\n    return ones * 0.5\n",
+             "%%gradcheck\nscores = torch.empty(4, device='meta')\n"
+             "loss = torch.nn.functional.mse_loss(scores, targets_for(scores))\n"]
+    d = card_of(shell, cells, "device-mismatch", raises=RuntimeError)
+    assert (1, 6) in lines_of(d)
+
+
+def test_a_loss_class_called_with_the_tensors_is_built_then_called(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n\ndef step(pred, y):\n"
+             "    loss = nn.BCEWithLogitsLoss(pred, y)\n    return loss\n",
+             "%%gradcheck\nstep(torch.randn(4, 2), torch.rand(4, 2))\n"]
+    d = card_of(shell, cells, "bool-ambiguous", raises=RuntimeError)
+    assert (1, 6) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "nn.BCEWithLogitsLoss()(pred, y)" in fixed[0]
+
+
+def test_an_unreduced_loss_read_after_backward_is_reduced_where_it_is_bound(shell):
+    cells = ["import torch\nhead = torch.nn.Linear(3, 1)\n",
+             "%%gradcheck\nfor _ in range(2):\n    loss = (head(torch.randn(5, 3)) - torch.randn(5, 1)) ** 2\n"
+             "    loss.backward()\n    print(loss.item())\n"]
+    d = card_of(shell, cells, "backward-non-scalar", raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert fixed[-1].splitlines()[2].endswith(" ** 2).mean()") and "loss.backward()" in fixed[-1]
+
+
+def test_the_loss_call_told_not_to_reduce_is_marked_in_the_forward_of_an_earlier_cell(shell):
+    cells = ["import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = torch.nn.Linear(3, 4)\n        self.crit = torch.nn.CrossEntropyLoss(reduction='none')\n\n"
+             "    def forward(self, x, y):\n        return self.crit(self.fc(x), y)\n\n\nnet = Net()\n",
+             "%%gradcheck\nnet(torch.randn(5, 3), torch.randint(0, 4, (5,))).backward()\n"]
+    d = card_of(shell, cells, "backward-non-scalar", raises=RuntimeError)
+    assert (1, 11) in lines_of(d)
+
+
+def test_the_view_that_folded_frames_into_the_batch_is_marked(shell):
+    cells = ["import torch\n\n\nclass Clips(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = torch.nn.Linear(6, 3)\n\n    def forward(self, x):\n"
+             "        frames = x.view(-1, 6)\n        return self.fc(frames)\n\n\nnet = Clips()\n",
+             "%%gradcheck\nclips = torch.randn(4, 2, 6)\nlabels = torch.randint(0, 3, (4,))\n"
+             "loss = torch.nn.functional.cross_entropy(net(clips), labels)\n"]
+    d = card_of(shell, cells, "batch-size-mismatch", raises=ValueError)
+    assert (1, 10) in lines_of(d)

@@ -20,6 +20,7 @@ import torch
 MAX_BIRTHS = 20_000
 MAX_INPUTS = 8  # tensor inputs kept per op (a foreach or cat of hundreds: the first ones describe it)
 MAX_HOPS = 256  # steps back a walk takes
+MAX_BACKWARDS = 64
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Meta:
     device: torch.device
     dtype: torch.dtype
     shape: Tuple[int, ...]
+    requires_grad: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Birth:
     frames: Tuple[Tuple[str, int], ...]
     inputs: Tuple[Input, ...] = field(repr=False)
     keywords: Tuple[str, ...] = ()
+    grad: bool = True  # grad mode was on when the op ran (off: under torch.no_grad() / inference_mode())
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class Origin:
 
 
 def meta_of(t: torch.Tensor) -> Meta:
-    return Meta(t.device, t.dtype, tuple(t.shape))
+    return Meta(t.device, t.dtype, tuple(t.shape), t.requires_grad)
 
 
 class Lineage:
@@ -72,6 +75,16 @@ class Lineage:
 
     def __init__(self) -> None:
         self._births: Dict[int, Tuple[weakref.ref, Birth]] = {}
+        # NB: (the tensor's backward node as autograd numbers it, the user frames) of each backward() that
+        # went through: nodes, not tensors -- a library may call backward() on a loss derived from the user's
+        self.backwards: List[Tuple[Tuple[str, int], Tuple[Tuple[str, int], ...]]] = []
+
+    def backward(self, t: Any, frames: Tuple[Tuple[str, int], ...]) -> None:
+        """A backward() that went through: on which graph, from which user frames (the last MAX_BACKWARDS)."""
+        node = t.grad_fn if isinstance(t, torch.Tensor) else None
+        if node is not None:
+            self.backwards.append(((type(node).__name__, node._sequence_nr()), frames))
+            del self.backwards[:-MAX_BACKWARDS]
 
     def record(self, name: str, args: tuple, kwargs: dict, result: Any,
                frames: Tuple[Tuple[str, int], ...]) -> None:
@@ -82,7 +95,8 @@ class Lineage:
         if any(t is r for t in made for r in read):
             return  # NB: an op that returns its input (in place, `x.to(x.device)`): not a birth
         inputs = tuple(self._input(t) for t in read)
-        birth = Birth(name, frames, inputs, tuple(k for k, v in kwargs.items() if v is not None))
+        birth = Birth(name, frames, inputs, tuple(k for k, v in kwargs.items() if v is not None),
+                      torch.is_grad_enabled())
         births = self._births
         for t in made:
             births.pop(id(t), None)
@@ -116,6 +130,22 @@ class Lineage:
                 break
             birth = nxt.parent
         return Origin(birth, None, tuple(path))
+
+
+    def cut(self, t: torch.Tensor) -> Optional[Birth]:
+        """The nearest op on `t`'s way back that ran with grad mode off and read a tensor that requires grad:
+        where its graph was cut (a forward pass under torch.no_grad())."""
+        birth = self.birth_of(t)
+        queue, seen = ([birth] if birth is not None else []), set()
+        while queue and len(seen) < MAX_HOPS:
+            b = queue.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            if not b.grad and any(i.meta.requires_grad for i in b.inputs):
+                return b
+            queue.extend(i.parent for i in b.inputs if i.parent is not None and not i.meta.requires_grad)
+        return None
 
 
 def _ref(t: torch.Tensor) -> Optional[weakref.ref]:

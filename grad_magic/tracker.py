@@ -172,8 +172,12 @@ class OpTracker(TorchFunctionMode):
         if not self._log.paused:
             try:
                 name = getattr(func, "__name__", "")
-                if self._log.lineage is not None:
-                    self._log.lineage.record(name, args, kwargs or {}, result, self._log.user_site()[1])
+                lineage = self._log.lineage
+                if lineage is not None:
+                    if name == "backward" and args:
+                        lineage.backward(args[0], self._log.user_site()[1])
+                    else:
+                        lineage.record(name, args, kwargs or {}, result, self._log.user_site()[1])
                 # NB: most keyword calls (`F.relu(x, inplace=False)`, `cross_entropy(..., reduction=)`)
                 # write nothing: only `out=` and `inplace=True` can, so only those go on to _observe.
                 if name[-1:] == "_" and name not in _ACCESSORS or kwargs and (

@@ -118,3 +118,38 @@ def test_accelerate_healthy_loop_gets_no_card(shell):
                         "    accelerator.backward(loss)\n    opt.step()\n    opt.zero_grad()\n")
     assert result.error_in_exec is None, result.error_in_exec
     assert [d.kind for d in grad_magic.last_diagnoses()] == []
+
+
+def _fixed_runs_clean(shell, cells, d):
+    """The card's fix applied to the cells it changes, all run again: no error, no card of its kind."""
+    from earlier_cells import fix_runs_clean
+    return fix_runs_clean(shell, cells, d)
+
+
+def test_lightning_training_step_that_calls_backward_itself_is_named_and_the_call_deleted(shell):
+    module = LIT_MODULE.format(bug="").replace("        h += 1.0\n", "").replace(
+        "        return torch.nn.functional.cross_entropy(logits, y)\n",
+        "        loss = torch.nn.functional.cross_entropy(logits, y)\n        loss.backward()\n        return loss\n")
+    cells = [module, TRAINER.replace("fast_dev_run=True", "max_steps=3")]
+    run(shell, cells[0])
+    result = run(shell, cells[1])
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "backward-twice" and (1, 13) in [(sl.cell, sl.lineno) for sl in d.lines], _lines(d)
+    fixed = _fixed_runs_clean(shell, cells, d)
+    assert "loss.backward()" not in fixed[0]
+
+
+def test_lightning_hidden_state_kept_on_the_module_is_detached_where_the_step_reads_it(shell):
+    module = LIT_MODULE.format(bug="").replace("        h += 1.0\n", "").replace(
+        "        h = self.net[1](self.net[0](x))\n",
+        "        h = self.net[1](self.net[0](x) + self.state)\n        self.state = h.mean(0)\n").replace(
+        "        super().__init__()\n", "        super().__init__()\n        self.state = torch.zeros(16)\n")
+    cells = [module + "model = Lit()\n",
+             TRAINER.replace("fast_dev_run=True", "max_steps=3").replace("trainer.fit(Lit(), data)", "trainer.fit(model, data)")]
+    run(shell, cells[0])
+    result = run(shell, cells[1])
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "backward-twice" and (1, 12) in [(sl.cell, sl.lineno) for sl in d.lines], _lines(d)
+    _fixed_runs_clean(shell, cells, d)

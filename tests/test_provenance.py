@@ -133,3 +133,12 @@ def test_the_view_that_folded_frames_into_the_batch_is_marked(shell):
              "loss = torch.nn.functional.cross_entropy(net(clips), labels)\n"]
     d = card_of(shell, cells, "batch-size-mismatch", raises=ValueError)
     assert (1, 10) in lines_of(d)
+
+
+def test_the_no_grad_block_that_cut_the_graph_is_marked_in_the_caller_of_the_helper(shell):
+    cells = ["import torch\nw = torch.randn(3, 1, requires_grad=True)\n\n\ndef net(x):\n    return x @ w\n\n\n"
+             "def query_loss(x, y):\n    with torch.no_grad():\n        out = net(x)\n"
+             "    return ((out - y) ** 2).mean()\n",
+             "%%gradcheck\nloss = query_loss(torch.randn(4, 3), torch.randn(4, 1))\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (1, 10) in lines_of(d)

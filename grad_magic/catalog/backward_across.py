@@ -121,6 +121,23 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Cut the old graph off: `{code}` before line {lineno}",
         "zh": "切断旧的计算图：在第 {lineno} 行之前加上 `{code}`",
     },
+    "backward.twice.why_backward_before_title": {
+        "en": "backward() ran twice on one graph: once by {code} in {function}, once by the library",
+        "zh": "同一个计算图上 backward() 运行了两次：一次是 {function} 中的 {code}，一次是库自己调用的",
+    },
+    "backward.twice.why_backward_before": {
+        "en": "{code} on line {lineno} (in {function}) already ran backward() through this graph and freed it. "
+              "The library then called backward() on the same loss itself, as it does on what a training step "
+              "returns (Lightning's automatic optimization): that second pass found the graph gone. Leave "
+              "backward() to the library.",
+        "zh": "第 {lineno} 行（{function} 中）的 {code} 已经对这个计算图执行过 backward() 并释放了它。"
+              "随后库又对同一个损失调用了 backward()（例如 Lightning 的自动优化会对训练步骤返回的损失调用它），"
+              "第二次时计算图已不存在。请把 backward() 交给库去做。",
+    },
+    "backward.twice.fix_drop": {
+        "en": "Delete `{code}` on line {lineno}: the library calls backward() itself",
+        "zh": "删除第 {lineno} 行的 `{code}`：库会自己调用 backward()",
+    },
     "backward.twice.why_earlier_graph_title": {
         "en": "{graph} was computed by an earlier run, whose backward() already freed its graph",
         "zh": "{graph} 是之前的运行计算出来的，那次的 backward() 已经释放了它的计算图",

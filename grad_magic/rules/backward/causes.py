@@ -54,6 +54,13 @@ class Move:
 
 
 @dataclass(frozen=True)
+class Drop:
+    """Remedy: the statement deleted (a `loss.backward()` of the user's that a library makes again)."""
+
+    stmt: ast.stmt
+
+
+@dataclass(frozen=True)
 class Retain:
     """Remedy: `retain_graph=True` on the earlier backward() call."""
 
@@ -70,7 +77,7 @@ class Sum:
     losses: str  # the text of the loop's iterable
 
 
-Remedy = Union[Detach, DetachAt, DetachReads, Move, Retain, Sum]
+Remedy = Union[Drop, Detach, DetachAt, DetachReads, Move, Retain, Sum]
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 import torch
 
-from ...cell import assignments_to, cell_tree
+from ...cell import assignments_to, cell_tree, enclosing_statement
 from ..context import RuleContext
-from ..kit import dotted, function_around, scope_statements, starts_line
+from ..kit import dotted, function_around, one_line, scope_statements, starts_line
 from ..places import method_place, root, view_on
-from .causes import Cause, DetachAt, State
+from ...growing import node_key
+from ..traced import failing_operands
+from .causes import Cause, DetachAt, Drop, State
 from .culprit import Site, alone_on_lines, names_in, submodules
 from .culprit_twice import has_graph, in_loop, state_of, twice_cause
 
@@ -56,7 +58,7 @@ def _found_here(ctx: RuleContext) -> Found:
     if site.call is not None:
         return Found(site, ctx, None, None)
     if inner is None:  # NB: a library ran backward() (Lightning's fit): a state the model keeps is still the user's
-        return Found(site, ctx, None, _module_state(ctx, site))
+        return Found(site, ctx, None, _module_state(ctx, site) or _backward_before(ctx))
     # NB: the call that led to backward() reads what its graph was built from: its arguments, the state
     read = getattr(site.stmt, "value", None) or site.stmt
     cause = twice_cause(ctx, dataclasses.replace(site, receiver=read)) or _passed_in(ctx, site, read, inner) \
@@ -165,14 +167,14 @@ def _module_state(ctx: RuleContext, site: Site) -> Optional[Cause]:
         found = _carrying_statement(ctx, type(module), attr)
         if found is None:
             continue
-        view, stmt, owner = found
+        view, stmt, owner, first_read = found
         container = "tuple" if isinstance(value, tuple) else "list" if isinstance(value, list) else ""
         name = f"{owner}.{attr}"
         starts_none = any(_sets_none(s, owner, attr) for s in ast.walk(cell_tree(view.record.source)))
-        fits = alone_on_lines(view, stmt) and starts_line(view.record.source, stmt)
+        fits = alone_on_lines(view, first_read) and starts_line(view.record.source, first_read)
         params = {"state": f"`{name}`", "lineno": stmt.lineno, "function": f"`{view.record.focus.site.function}`"
                   if view.elsewhere else "`forward`"}
-        remedy = DetachAt(stmt, (State(name, container, starts_none),)) if fits else None
+        remedy = DetachAt(first_read, (State(name, container, starts_none),)) if fits else None
         return Cause("backward.twice.why_module_state", (stmt.lineno,), (), params, remedy, view)
     return None
 
@@ -196,19 +198,76 @@ def _kept_states(ctx: RuleContext, names: List[str]) -> Iterator[Tuple[Any, str,
                     yield module, attr, value
 
 
-def _carrying_statement(ctx: RuleContext, cls: type, attr: str) -> Optional[Tuple[RuleContext, ast.stmt, str]]:
-    """The statement of the module's `forward` that assigns `self.<attr>` from a read of it."""
-    place = method_place(ctx, cls, "forward")
-    if place is None:
-        return None
-    args = place.node.args.args
-    owner = args[0].arg if args else "self"
-    for stmt in scope_statements(place.node):
-        if isinstance(stmt, ast.Assign) and any(_is_attr(n, owner, attr) for t in stmt.targets for n in ast.walk(t)) \
-                and any(_is_attr(n, owner, attr) for n in ast.walk(stmt.value)):
-            view = view_on(ctx, place.ctx.record.filename, stmt.lineno)
-            return (view, stmt, owner) if view is not None else None
+def _carrying_statement(ctx: RuleContext, cls: type, attr: str
+                        ) -> Optional[Tuple[RuleContext, ast.stmt, str, ast.stmt]]:
+    """The statement of one of the module's methods (`forward` first, then the others its class defines:
+    Lightning's `training_step`) that assigns `self.<attr>` after the method read it, and the first statement
+    that read it (where the old graph is cut off)."""
+    names = ["forward"] + [n for k in _user_classes(cls) for n, v in vars(k).items()
+                           if n not in ("forward", "__init__") and callable(v)]
+    for name in dict.fromkeys(names):
+        place = method_place(ctx, cls, name)
+        if place is None:
+            continue
+        args = place.node.args.args
+        owner = args[0].arg if args else "self"
+        for stmt in scope_statements(place.node):
+            if not isinstance(stmt, ast.Assign) or \
+                    not any(_is_attr(n, owner, attr) for t in stmt.targets for n in ast.walk(t)):
+                continue
+            read = [s for s in scope_statements(place.node) if s.lineno <= stmt.lineno
+                    and any(_is_attr(n, owner, attr) and isinstance(n.ctx, ast.Load)
+                            for n in ast.walk(s.value if s is stmt else s))]
+            if read:
+                view = view_on(ctx, place.ctx.record.filename, stmt.lineno)
+                return (view, stmt, owner, read[0]) if view is not None else None
     return None
+
+
+def _user_classes(cls: type) -> List[type]:
+    """The classes of `cls`'s MRO below torch's and Lightning's own (the user's)."""
+    found = []
+    for klass in cls.__mro__:
+        module = vars(klass).get("__module__", "")
+        if module.split(".")[0] in ("torch", "lightning", "pytorch_lightning", "builtins"):
+            break
+        found.append(klass)
+    return found
+
+
+def _backward_before(ctx: RuleContext) -> Optional[Cause]:
+    """A backward() the user's code ran on the same graph before the library's (a `loss.backward()` in
+    Lightning's `training_step`, which Lightning makes itself on what the step returns), as the run recorded
+    it (provenance.Lineage.backwards): that statement, to delete."""
+    top = root(ctx)
+    lineage = top.record.lineage
+    failing = failing_operands(ctx)[:1]
+    if lineage is None or not failing:
+        return None
+    for key, frames in reversed(lineage.backwards):
+        if not frames or not _same_graph(failing[0], key):
+            continue
+        filename, lineno = frames[0]
+        view = view_on(top, filename, lineno)
+        tree = cell_tree(view.record.source) if view is not None else None
+        stmt = enclosing_statement(tree, lineno) if tree is not None else None
+        if stmt is None:
+            return None
+        remedy = Drop(stmt) if isinstance(stmt, ast.Expr) else None
+        params = {"code": f"`{one_line(view.record.source, stmt)}`", "lineno": lineno,
+                  "function": f"`{view.record.focus.site.function}`" if view.elsewhere else "`<module>`"}
+        return Cause("backward.twice.why_backward_before", (lineno,), (), params, remedy, view)
+    return None
+
+
+def _same_graph(t: torch.Tensor, key: Tuple[str, int], depth: int = 4) -> bool:
+    """The backward node `key` is `t`'s, or among the nodes it reaches in a few steps (`loss / n` of the loss)."""
+    nodes = [t.grad_fn] if t.grad_fn is not None else []
+    for _ in range(depth):
+        if any(node_key(n) == key for n in nodes):
+            return True
+        nodes = [f for n in nodes for f, _ in n.next_functions if f is not None]
+    return False
 
 
 def _is_attr(node: ast.AST, owner: str, attr: str) -> bool:

@@ -17,7 +17,7 @@ from ...model import Fix, TextEdit
 from ..context import RuleContext
 from ..kit import PRIMARIES, appended, one_line
 from .culprit import Site, alone_on_lines
-from .causes import Detach, DetachAt, DetachReads, Move, Remedy, Retain, State, Sum
+from .causes import Detach, DetachAt, Drop, DetachReads, Move, Remedy, Retain, State, Sum
 
 # -- backward-non-scalar --
 
@@ -76,7 +76,22 @@ def twice_fix(ctx: RuleContext, remedy: Remedy) -> Optional[Fix]:
         return _sum_fix(ctx, remedy)
     if isinstance(remedy, Move):
         return _move_fix(ctx, remedy)
+    if isinstance(remedy, Drop):
+        return _drop_fix(ctx, remedy)
     return _retain_fix(ctx, remedy)
+
+
+def _drop_fix(ctx: RuleContext, remedy: Drop) -> Optional[Fix]:
+    """The statement's own lines deleted, when it owns them."""
+    stmt = remedy.stmt
+    if not alone_on_lines(ctx, stmt):
+        return None
+    src = ctx.record.source
+    offs = line_offsets(src)
+    end = stmt.end_lineno or stmt.lineno
+    code = one_line(src, stmt)
+    return make_fix(src, [TextEdit(offs[stmt.lineno - 1], offs[end], "")],
+                    ctx.say("backward.twice.fix_drop", code=code, lineno=stmt.lineno))
 
 
 def _detach_fix(ctx: RuleContext, remedy: Detach) -> Optional[Fix]:

@@ -17,10 +17,11 @@ from ...cell import cell_tree
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import names_an_argument, text_of
-from ..places import with_lines
+from ..places import root, with_lines
 from ..registry import rule
-from .culprit import (WANT, DtypeLoss, Operand, blames_target, calls_backward, cast_scores, facts, failing_statement,
-                      loss_on, met_by, names_of, not_target, odd_operand, operands)
+from .culprit import (BINARY_LOSSES, CLASS_LOSSES, WANT, DtypeLoss, Operand, blames_target, calls_backward,
+                      cast_scores, facts, failing_statement, loss_on, met_by, names_of, not_target, odd_operand,
+                      operands)
 from .culprit_beyond import caller_argument, global_origin, int_fill, loader_origin
 from .culprit_origin import Origin, find_origin
 from .culprit_traced import traced_origin
@@ -104,7 +105,7 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     loss = loss_on(ctx, stmt) if stmt is not None else None
     if loss is not None and loss.wants != err.want:
         return None
-    if not err.sure and not blames_target(ctx, loss, err.found):
+    if not err.sure and not blames_target(ctx, loss, err.found) and not _op_blames_target(ctx, err):
         return None  # NB: the same words come from other ops: only a loss whose target has the found type
     target = loss.call.target if loss is not None else None
     names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
@@ -120,6 +121,15 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     if fix is None:
         fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
     return _target_card(ctx, err, loss, names, origin, fix, far)
+
+
+def _op_blames_target(ctx: RuleContext, err: TargetDtypeError) -> bool:
+    """Whether the op that raised, as the run recorded it, is a loss whose target (its second tensor) has the
+    found type: a loss called inside a library (a Trainer's model computing its own loss)."""
+    failed = root(ctx).record.failed_ops
+    event = failed[-1] if failed else None
+    return event is not None and event.name in CLASS_LOSSES | BINARY_LOSSES and len(event.targets) >= 2 \
+        and event.targets[1].dtype == err.found
 
 
 def _from_caller(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],

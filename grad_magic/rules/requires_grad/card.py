@@ -7,6 +7,7 @@ return, the RuleContext's wording and facts; of live objects, torch metadata onl
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Set, Tuple
 
@@ -20,6 +21,7 @@ from ..context import RuleContext
 from ..kit import callee_name, code_text, fact_for, line_code, quote
 from ..places import root, view_on, with_lines
 from ..registry import rule
+from ..traced import Born, failing_operands, marked
 from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
                       backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
                       modules_called, short_cut)
@@ -43,6 +45,36 @@ INT_KIND = "integer-requires-grad"
        "the cause is")
 def missing_requires_grad(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis]:
     """backward() was called on a tensor that has no graph: nothing on its way requires grad."""
+    d = _missing(ctx, err)
+    return marked(d, _cut_at(ctx), ctx) if d is not None else None
+
+
+def _cut_at(ctx: RuleContext) -> Optional[Born]:
+    """Where the run cut the graph (traced.py): the `with torch.no_grad():` around the op that ran with grad
+    mode off on a tensor that required grad, else that op's line."""
+    top = root(ctx)
+    lineage = top.record.lineage
+    for t in failing_operands(ctx)[:1] if lineage is not None else ():
+        birth = lineage.cut(t)
+        frames = birth.frames if birth is not None else ()
+        for filename, lineno in frames:  # NB: innermost first: the block may be in a caller of the helper
+            at = view_on(top, filename, lineno)
+            tree = cell_tree(at.record.source) if at is not None else None
+            blocks = [w for w in ast.walk(tree) if isinstance(w, (ast.With, ast.AsyncWith))
+                      and w.lineno < lineno <= (w.end_lineno or w.lineno)
+                      and any(_GRAD_OFF.search(ast.unparse(i.context_expr)) for i in w.items)] if tree else []
+            if blocks:
+                return Born(at, max(blocks, key=lambda w: w.lineno).lineno, birth)
+        for filename, lineno in frames[:1]:
+            at = view_on(top, filename, lineno)
+            return Born(at, lineno, birth) if at is not None else None
+    return None
+
+
+_GRAD_OFF = re.compile(r"\b(no_grad|inference_mode|set_grad_enabled)\b")
+
+
+def _missing(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis]:
     tree = cell_tree(ctx.record.source)
     site = backward_site(ctx, tree, err.index) if tree is not None else None
     if site is None or site.target is None:

@@ -236,7 +236,8 @@ class StepLook:
             now.append(_modes(layers) if layers else ())
         if self._was is not None and self._was[0] == now:
             return self._was[1]  # NB: a loop's step: the same models, their layers in the same modes
-        found = tuple(HeldModel(ref, path, site, stepped, tuple(r for r, m in zip(layers, modes) if m is False),
+        found = tuple(HeldModel(ref, path, site, stepped,
+                                tuple(r for r, m in zip(layers, modes) if m is False and _learning(r)),
                                 sum(1 for m in modes if m is True))
                       for (ref, path, site, stepped, layers), modes in zip(self._plan[1], now))
         self._was = (now, found)
@@ -267,6 +268,17 @@ class StepLook:
         return known[1], known[2]
 
     # -- the locals that grow --
+
+def _learning(layer: weakref.ref) -> bool:
+    """Whether an eval() layer is being trained now: a Dropout always (its parent's parameters are stepped); a
+    BatchNorm when its weight got a gradient for this step (a frozen extractor run under torch.no_grad(), kept
+    in eval() on purpose, gets none though the optimizer holds it)."""
+    m = layer()
+    if m is None or not type_is(m, _BatchNorm):
+        return True
+    weight = (m.__dict__.get("_parameters") or {}).get("weight")
+    return weight is not None and weight.grad is not None
+
 
 def _modes(layers: Tuple[weakref.ref, ...]) -> Tuple[Optional[bool], ...]:
     """The `training` flag of each layer still alive."""

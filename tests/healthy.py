@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List
@@ -55,6 +56,7 @@ class Outcome:
 
 def run_case(shell, case: Case, mode: str) -> Outcome:
     """Runs the case's cells in `shell` (grad_magic loaded, display output captured) in `mode`."""
+    _fresh_library_state()
     before = len(shell.display_pub.outputs)
     error = ""
     cells = list(case.cells)
@@ -74,3 +76,11 @@ def run_case(shell, case: Case, mode: str) -> Outcome:
             shell.run_cell("%gradcheck off", store_history=True)
     shown = [o["data"] for o in shell.display_pub.outputs[before:]]
     return Outcome([d[MIME]["kind"] for d in shown if MIME in d], error)
+
+
+def _fresh_library_state() -> None:
+    """What a fresh kernel starts without: accelerate keeps one process-wide state (`Accelerator(mixed_precision=
+    ...)` refuses to change it), and each case is a notebook of its own."""
+    state = sys.modules.get("accelerate.state")
+    if state is not None:
+        state.AcceleratorState._reset_state(True)

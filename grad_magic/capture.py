@@ -110,7 +110,7 @@ class Capture:
         if opts.track:
             # NB: fast mode (--fast, always-on) patches only the in-place entry points (lighttrack.py): a
             # TorchFunctionMode costs 1.1x by itself. Full mode keeps the mode, which sees every op.
-            tracker = OpTracker(self._log) if opts.anomaly else None
+            tracker = OpTracker(self._log, anomaly) if opts.anomaly else None
             if tracker is not None:
                 self._log.lineage = Lineage()
             self._steps = steps = StepWatch(self._log, tracker)

@@ -64,6 +64,20 @@ class AnomalyWatch:
         if self._put_back:
             self._own(self._put_back)  # NB: setting it twice (an interrupted undo run again) is harmless
 
+    def lifts_nan_check(self) -> bool:
+        """Whether the NaN check now on is grad_magic's alone (a plain cell would not check for NaN): a
+        backward() on `meta` tensors runs without it, since the check reads each gradient's value (`.item()`
+        raises on meta, the device deferred initialisation uses)."""
+        return not self.closed and anomaly_state() == self._last == (True, True) and self._plain != (True, True)
+
+    def call_without_nan_check(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        self._own((True, False))
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if not self.closed and anomaly_state() == self._last:  # NB: else a hook of the user's set it
+                self._own((True, True))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.closed:
             if torch.set_anomaly_enabled is self:

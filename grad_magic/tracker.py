@@ -22,6 +22,7 @@ from torch.overrides import TorchFunctionMode
 from .provenance import Lineage
 from .record import OpEvent, TensorSnapshot
 from .sources import Sources, frame_at, plain_sources
+from .torchstate import AnomalyWatch
 
 # NB: `x += y` reaches the mode as `add_`; these dunders are the in-place ones that keep their name.
 _INPLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
@@ -35,6 +36,7 @@ compiling = torch.compiler.is_compiling
 # is_compiling's cost; is_compiling (also non-strict export's tracing) is asked before an op is recorded
 dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", compiling)
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _DYNAMO_DIR = os.path.join(_TORCH_DIR, "_dynamo") + os.sep
 
 
@@ -151,10 +153,21 @@ class OpLog:
         queue.append(event)
 
 
+def _on_meta(args: tuple, kwargs: Optional[dict]) -> bool:
+    """Whether a backward()'s roots (its first argument: a tensor or a sequence of them) are `meta` tensors."""
+    roots = args[0] if args else (kwargs or {}).get("tensors", (kwargs or {}).get("outputs"))
+    roots = roots if isinstance(roots, (list, tuple)) else (roots,)
+    return any(isinstance(t, torch.Tensor) and t.is_meta for t in roots)
+
+
 class OpTracker(TorchFunctionMode):
-    def __init__(self, log: OpLog) -> None:
+    """`anomaly`: the run's anomaly-mode watch, which lifts grad_magic's own NaN check for a backward() on
+    `meta` tensors (the check reads values, which meta tensors do not have)."""
+
+    def __init__(self, log: OpLog, anomaly: Optional[AnomalyWatch] = None) -> None:
         super().__init__()
         self._log = log
+        self._anomaly = anomaly
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
         # NB: the hot path (every torch call the user's code makes): nothing but the call for an op
@@ -162,7 +175,11 @@ class OpTracker(TorchFunctionMode):
         if dynamo_compiling():  # NB: dynamo traces this frame: the bare call, no graph break (test_compile.py)
             return func(*args, **kwargs) if kwargs else func(*args)
         try:
-            result = func(*args, **kwargs) if kwargs else func(*args)
+            if func in _BACKWARDS and self._anomaly is not None and _on_meta(args, kwargs) \
+                    and self._anomaly.lifts_nan_check():
+                result = self._anomaly.call_without_nan_check(func, args, kwargs or {})
+            else:
+                result = func(*args, **kwargs) if kwargs else func(*args)
         except Exception:
             try:
                 self._record_failure(func, args, kwargs or {})

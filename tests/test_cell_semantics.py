@@ -235,6 +235,33 @@ def test_options_set_anomaly_mode_during_the_cell(shell, options, anomaly, check
     assert not torch.is_anomaly_enabled()
 
 
+META_TRAINING = ("import torch\nnet = torch.nn.Linear(4, 2).to('meta')\n"
+                 "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                 "for _ in range(3):\n    opt.zero_grad()\n"
+                 "    net(torch.randn(8, 4, device='meta')).pow(2).mean().backward()\n    opt.step()\n"
+                 "g = torch.autograd.grad(net(torch.randn(2, 4, device='meta')).sum(), net.weight)\n"
+                 "after = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())\n")
+
+
+def test_healthy_training_on_meta_tensors_runs_as_in_a_plain_cell(shell):
+    # NB: anomaly mode's NaN check reads each gradient with .item(), which meta tensors refuse: the check is
+    # grad_magic's own, so a backward() on meta runs without it (deferred initialisation trains on meta)
+    result = run(shell, "%%gradcheck\n" + META_TRAINING)
+    assert result.error_in_exec is None
+    assert displayed(shell) == []
+    assert shell.user_ns["after"] == (True, True)  # the check is back for the rest of the cell
+    assert not torch.is_anomaly_enabled()
+
+
+def test_the_users_own_nan_check_still_fails_on_meta_as_in_a_plain_cell(shell):
+    body = "torch.autograd.set_detect_anomaly(True, check_nan=True)\ntry:\n" + \
+        textwrap.indent(META_TRAINING, "    ") + "finally:\n    torch.autograd.set_detect_anomaly(False)\n"
+    plain = run(shell, "import torch\n" + body)
+    watched = run(shell, "%%gradcheck\nimport torch\n" + body)
+    assert "meta" in str(plain.error_in_exec)
+    assert str(watched.error_in_exec) == str(plain.error_in_exec)
+
+
 def test_failing_cell_shows_a_card_before_the_error(shell):
     run(shell, FAILING)
     bundles = displayed(shell)

@@ -153,3 +153,31 @@ def test_lightning_hidden_state_kept_on_the_module_is_detached_where_the_step_re
     d = grad_magic.last_diagnosis()
     assert d.kind == "backward-twice" and (1, 12) in [(sl.cell, sl.lineno) for sl in d.lines], _lines(d)
     _fixed_runs_clean(shell, cells, d)
+
+
+def test_transformers_int32_labels_from_numpy_are_fixed_in_the_cell_that_made_them(shell):
+    run(shell, TINY_BERT.replace("num_labels=3", "num_labels=2"))
+    run(shell, "import numpy as np\nraw = [0, 1, 1, 0]\nlabels = torch.from_numpy(np.array(raw, dtype=np.int32))\n")
+    result = run(shell, "%%gradcheck\nloss = model(**batch, labels=labels[:4]).loss\nloss.backward()\n")
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "target-dtype", d.kind
+    assert (d.lines[0].lineno, d.lines[0].elsewhere) == (3, True), _lines(d)
+    assert d.fix.source == "" and len(d.fix.elsewhere) == 1 and d.fix.elsewhere[0].cell == 2, d.fix
+    fixed = d.fix.elsewhere[0].source
+    assert fixed == shell.user_ns["In"][2] + ".long()"
+    shell.user_ns.pop("labels")
+    run(shell, fixed)
+    assert run(shell, "loss = model(**batch, labels=labels[:4]).loss\nloss.backward()\n").error_in_exec is None
+
+
+def test_transformers_float_scores_into_a_class_loss_get_no_cast_that_would_change_them(shell):
+    run(shell, TINY_BERT.replace("num_labels=3", "num_labels=2"))
+    run(shell, "scores = torch.rand(4) * 5\nmodel.config.problem_type = 'single_label_classification'\n")
+    result = run(shell, "%%gradcheck\nloss = model(**batch, labels=scores).loss\n")
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "target-dtype", d.kind
+    assert d.fix is None  # NB: `.long()` would truncate 2.37 to 2: the loss is what is wrong
+    assert any(sl.elsewhere and sl.lineno == 1 for sl in d.lines), _lines(d)
+    assert "not whole numbers" in d.why

@@ -60,6 +60,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "`{name}` ({dtype}) was made outside this cell, or in a way grad_magic cannot follow.",
         "zh": "`{name}`（{dtype}）是在这个单元格之外生成的，或者生成方式 grad_magic 无法追踪。",
     },
+    "dtypes.target.not_classes": {
+        "en": "Its values are not whole numbers: they are scores, not class numbers, so casting them to {want} "
+              "would change them. The loss is the one to change: a regression loss, or a model set up for "
+              "regression.",
+        "zh": "它的值不是整数：这些是分数而不是类别编号，转换为 {want} 会改变它们。需要改的是损失函数："
+              "换成回归损失，或把模型设置为回归任务。",
+    },
     "dtypes.alias": {
         "en": "`{name}` is the same tensor as `{alias}`.",
         "zh": "`{name}` 和 `{alias}` 是同一个张量。",

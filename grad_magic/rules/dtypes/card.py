@@ -108,6 +108,10 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     if not err.sure and not blames_target(ctx, loss, err.found) and not _op_blames_target(ctx, err):
         return None  # NB: the same words come from other ops: only a loss whose target has the found type
     target = loss.call.target if loss is not None else None
+    if loss is None:  # NB: the loss ran inside a library: the run's record says where the target was made
+        d = _traced_target(ctx, err)
+        if d is not None:
+            return d
     names = names_of(ctx, target) if isinstance(target, (ast.Name, ast.Attribute)) else []
     up = caller_argument(ctx, target) if names else None
     if up is not None:  # NB: a loss module's forward: its target is the running cell's argument
@@ -130,6 +134,35 @@ def _op_blames_target(ctx: RuleContext, err: TargetDtypeError) -> bool:
     event = failed[-1] if failed else None
     return event is not None and event.name in CLASS_LOSSES | BINARY_LOSSES and len(event.targets) >= 2 \
         and event.targets[1].dtype == err.found
+
+
+def _traced_target(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]:
+    """The card when the loss's target, followed back through the ops the run recorded, was made with its dtype
+    on a line of the user's (an earlier cell's `torch.from_numpy` of an int32 array): the fix there, unless
+    giving it the wanted dtype would change its values (float targets that are not whole numbers are scores,
+    not classes: the loss is the one to change, and no edit of the target is proposed)."""
+    if not err.found:
+        return None
+    traced = traced_origin(ctx, err.found, err.want, position=1)
+    if traced is None:
+        return None
+    made = traced.origin
+    whole = not traced.operand.is_floating_point() or _whole(traced.operand)
+    fix = dtype_fix(traced.at, made, None, err.want, made.name) if made.spot is not None and whole else None
+    said = [why_made(traced.at, made, made.name, err.found)]
+    if not whole:
+        said.append(ctx.say("dtypes.target.not_classes", want=err.want))
+    far = Beyond(traced.at, [made.stmt.lineno], fix is not None, said)
+    return _target_card(ctx, err, None, list(traced.names or (made.name,)), None, fix, far)
+
+
+def _whole(t: torch.Tensor) -> bool:
+    """Whether a float tensor holds only whole numbers (False when its values cannot be read: meta)."""
+    try:
+        with torch.no_grad():
+            return bool(torch.equal(t, t.round()))
+    except (RuntimeError, NotImplementedError):
+        return False
 
 
 def _from_caller(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],

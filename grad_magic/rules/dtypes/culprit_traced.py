@@ -33,13 +33,16 @@ class Traced:
     names: Tuple[str, ...]
 
 
-def traced_origin(ctx: RuleContext, dtype: str, want: str) -> Optional[Traced]:
-    """Follow the failing op's operand of `dtype` back to where it was made with it."""
+def traced_origin(ctx: RuleContext, dtype: str, want: str, position: Optional[int] = None) -> Optional[Traced]:
+    """Follow the failing op's operand of `dtype` (the one at `position`, when given: a loss's target is its
+    second) back to where it was made with it."""
     top = root(ctx)
     lineage = top.record.lineage
     if lineage is None or not top.record.failed_ops:
         return None
     operands = [s.ref() for s in top.record.failed_ops[-1].targets if s.ref is not None]
+    if position is not None:
+        operands = operands[position:position + 1]
     odd = next((t for t in operands if isinstance(t, torch.Tensor) and dtype_name(t.dtype) == dtype), None)
     if odd is None:
         return None

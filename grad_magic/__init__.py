@@ -57,7 +57,8 @@ def unload_ipython_extension(shell: Any) -> None:
     from .cellrun import awaited_magic_call
     from .magics import forget_watch
 
-    forget_watch(shell)  # NB: first: `%gradcheck on` leaves hooks on every cell until it is off
+    if not _reloading(shell):  # NB: `%reload_ext` keeps `%gradcheck on` as it was (the watch outlives the reload)
+        forget_watch(shell)  # NB: first: `%gradcheck on` leaves hooks on every cell until it is off
     while awaited_magic_call in shell.input_transformers_post:
         shell.input_transformers_post.remove(awaited_magic_call)
     if _UNDO_FORMATTERS is not None:
@@ -73,3 +74,17 @@ def unload_ipython_extension(shell: Any) -> None:
                 shell.magics_manager.magics[kind].pop(name, None)
         shell.magics_manager.registry.pop(cls.__name__, None)
     _MAGIC_CLASSES = ()
+
+
+def _reloading(shell: Any) -> bool:
+    """Whether this unload is the first half of the shell's `%reload_ext` (its extension manager's
+    `reload_extension` is on the stack)."""
+    import sys
+
+    manager = getattr(shell, "extension_manager", None)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "reload_extension" and frame.f_locals.get("self") is manager:
+            return True
+        frame = frame.f_back
+    return False

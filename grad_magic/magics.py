@@ -121,9 +121,14 @@ class GradMagics(Magics):
         earlier cells too gives one cell at a time, earlier cells first: `%gradfix 2` for the second."""
         d = next((d for d in state.last_diagnoses() if d.fix is not None), None)
         cells = fixed_cells(d) if d is not None else []
-        index = int(line.strip()) if line.strip().isdigit() else 1
-        if not cells or not 1 <= index <= len(cells):
+        if line.strip() and not line.strip().isdigit():
+            raise UsageError(catalog.message("gradfix.usage", line=line.strip()))
+        index = int(line.strip()) if line.strip() else 1
+        if not cells:
             print(catalog.message("gradfix.none"))
+            return
+        if not 1 <= index <= len(cells):
+            print(catalog.message("gradfix.out_of_range", index=index, count=len(cells)))
             return
         cell, description = cells[index - 1], d.fix.description
         if in_terminal(self.shell) and getattr(self.shell, "simple_prompt", False):

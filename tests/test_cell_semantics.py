@@ -300,6 +300,34 @@ def test_gradfix_puts_the_fixed_cell_in_the_next_input(shell, capsys):
     assert shell.rl_next_input == fixed[:-1]  # NB: the newline IPython appends to a cell body is not typed
 
 
+def test_gradfix_out_of_range_or_not_a_number_says_so(shell, capsys):
+    grad_magic.state.remember([grad_magic.Diagnosis(
+        kind="k", severity="error", title="t", summary="s", what="w", why="y", where="h",
+        fix=grad_magic.Fix(description="d", source="%%gradcheck\nx = 2\n", edits=()))])
+    shell.rl_next_input = None
+    shell.run_line_magic("gradfix", "999")
+    out = capsys.readouterr().out
+    assert "No fixed cell 999" in out and "has 1" in out and "proposed none" not in out
+    assert shell.rl_next_input is None
+    with pytest.raises(UsageError, match="number of a fixed cell"):
+        shell.run_line_magic("gradfix", "two")
+
+
+def test_reload_ext_keeps_always_on_as_it_was(shell, capsys):
+    shell.run_line_magic("gradcheck", "on")
+    shell.run_line_magic("reload_ext", "grad_magic")
+    shell.run_line_magic("gradcheck", "")
+    assert "is watching every cell" in capsys.readouterr().out.splitlines()[-1]
+    run(shell, "import torch\nx = torch.ones(2, requires_grad=True)\ny = x.sigmoid()\ny.relu_()\n"
+               "y.sum().backward()\n")
+    assert grad_magic.last_diagnosis() is not None  # NB: still watching: the cell got its card
+    shell.run_line_magic("gradcheck", "off")
+    shell.run_line_magic("unload_ext", "grad_magic")
+    shell.run_line_magic("load_ext", "grad_magic")
+    shell.run_line_magic("gradcheck", "")
+    assert "is not watching" in capsys.readouterr().out.splitlines()[-1]  # NB: a deliberate unload still forgets it
+
+
 def test_unload_removes_the_magics(shell):
     shell.run_line_magic("unload_ext", "grad_magic")
     assert "gradcheck" not in shell.magics_manager.magics["cell"]

@@ -169,6 +169,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "No fixed cell to insert: the last %%gradcheck run proposed none.",
         "zh": "没有可插入的修复单元格：上一次 %%gradcheck 运行没有给出修复。",
     },
+    "gradfix.out_of_range": {
+        "en": "No fixed cell {index}: the last fix has {count} (`%gradfix 1` ... `%gradfix {count}`).",
+        "zh": "没有第 {index} 个修复单元格：上一个修复共有 {count} 个（`%gradfix 1` ... `%gradfix {count}`）。",
+    },
+    "gradfix.usage": {
+        "en": "`%gradfix {line}`: give the number of a fixed cell (`%gradfix 2`), or nothing for the first.",
+        "zh": "`%gradfix {line}`：请给出修复单元格的编号（`%gradfix 2`），不写则为第一个。",
+    },
     "gradfix.inserted": {
         "en": "The fixed cell is in the next input ({description}).",
         "zh": "修复后的单元格已放入下一个输入（{description}）。",

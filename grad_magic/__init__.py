@@ -12,7 +12,7 @@ from typing import Any
 
 from .capture import Capture, CaptureOptions, capture
 from .model import Diagnosis, Fix, SourceLine, TensorFact, TextEdit
-from . import state
+from . import built, state
 from .state import last_diagnoses, last_diagnosis
 
 __version__ = "0.1.0"
@@ -35,6 +35,7 @@ def load_ipython_extension(shell: Any) -> None:
         _UNDO_FORMATTERS = formatters_registered(shell)
     from .cellrun import awaited_magic_call
 
+    built.start(shell)
     if awaited_magic_call not in shell.input_transformers_post:
         shell.input_transformers_post.append(awaited_magic_call)
     _CONFIGURABLE = GradMagic(parent=shell)
@@ -57,8 +58,9 @@ def unload_ipython_extension(shell: Any) -> None:
     from .cellrun import awaited_magic_call
     from .magics import forget_watch
 
-    if not _reloading(shell):  # NB: `%reload_ext` keeps `%gradcheck on` as it was (the watch outlives the reload)
+    if not _reloading(shell):  # NB: `%reload_ext` keeps `%gradcheck on` and the record of where models were built
         forget_watch(shell)  # NB: first: `%gradcheck on` leaves hooks on every cell until it is off
+        built.stop()
     while awaited_magic_call in shell.input_transformers_post:
         shell.input_transformers_post.remove(awaited_magic_call)
     if _UNDO_FORMATTERS is not None:

@@ -181,3 +181,14 @@ def test_transformers_float_scores_into_a_class_loss_get_no_cast_that_would_chan
     assert d.fix is None  # NB: `.long()` would truncate 2.37 to 2: the loss is what is wrong
     assert any(sl.elsewhere and sl.lineno == 1 for sl in d.lines), _lines(d)
     assert "not whole numbers" in d.why
+
+
+def test_transformers_sequence_classifier_given_token_labels_marks_where_the_model_was_built(shell):
+    run(shell, TINY_BERT)
+    result = run(shell, "%%gradcheck\ntoken_labels = torch.randint(0, 3, (4, 12))\n"
+                        "loss = model(**batch, labels=token_labels).loss\n")
+    assert isinstance(result.error_in_exec, ValueError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "batch-size-mismatch", d.kind
+    assert any(sl.elsewhere and sl.lineno == 6 for sl in d.lines), _lines(d)  # `model = BertFor...(config)`
+    assert "model built on line 6" in d.why

@@ -142,3 +142,22 @@ def test_the_no_grad_block_that_cut_the_graph_is_marked_in_the_caller_of_the_hel
              "%%gradcheck\nloss = query_loss(torch.randn(4, 3), torch.randn(4, 1))\nloss.backward()\n"]
     d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
     assert (1, 10) in lines_of(d)
+
+
+def test_the_line_holding_the_out_of_range_label_is_marked_in_the_cell_that_made_the_labels(shell):
+    cells = ["import torch\nhead = torch.nn.Linear(3, 4)\n",
+             "labels = torch.tensor([\n    [0, 1, 2],\n    [3, -1, -1],\n])\n",
+             "%%gradcheck\nfor row in labels:\n"
+             "    torch.nn.functional.cross_entropy(head(torch.randn(3, 3)), row).backward()\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert (2, 3) in lines_of(d) and (2, 2) not in lines_of(d)
+
+
+def test_the_array_a_dataset_converts_is_marked_when_its_values_are_out_of_range(shell):
+    cells = ["import numpy as np\nimport torch\n\n\nclass Masks(torch.utils.data.Dataset):\n"
+             "    def __len__(self):\n        return 4\n\n    def __getitem__(self, i):\n"
+             "        mask = np.full((2, 2), 255, dtype=np.uint8)\n        return torch.as_tensor(mask).long()\n",
+             "%%gradcheck\nconv = torch.nn.Conv2d(1, 2, 1)\nfor m in torch.utils.data.DataLoader(Masks(), batch_size=2):\n"
+             "    torch.nn.functional.cross_entropy(conv(torch.randn(2, 1, 2, 2)), m).backward()\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert (1, 10) in lines_of(d)

@@ -193,6 +193,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "; in_features {per_sample} instead of `{old}` on line {lineno}",
         "zh": "；并把第 {lineno} 行的 in_features 从 `{old}` 改为 {per_sample}",
     },
+    "shapes.batch.model_built": {
+        "en": "The predictions come from the model built on line {lineno} (`{code}`): {n_in} rows, one per example its "
+              "head scores; the {n_target} labels are more than one per example (labels for another task, such "
+              "as one per token). Either the labels or the model class is the wrong one for the task.",
+        "zh": "预测来自第 {lineno} 行构建的模型（`{code}`）：{n_in} 行，每个样本一行；而 {n_target} 个标签"
+              "每个样本不止一个（为另一种任务准备的标签，例如每个词元一个）。要么标签不对，要么模型类别选错了任务。",
+    },
     "shapes.batch.unknown": {
         "en": "{input} and {target} were cut or reshaped differently: slice the labels like the inputs (same "
               "indices, same batch), and keep the batch dimension in every reshape (`x.view(x.size(0), -1)`).",

@@ -8,13 +8,16 @@ Never runs user code.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 import torch
 
+from .. import built
+from ..cell import assignments_to, cell_tree, enclosing_statement, qualname_at
 from ..model import Diagnosis
-from ..provenance import Birth, Meta, meta_of
+from ..provenance import MAX_HOPS, Birth, Meta, meta_of
 from .context import RuleContext
 from .places import global_assignment, root, view_on, with_lines
 
@@ -82,6 +85,63 @@ def made_with(ctx: RuleContext, tensor: torch.Tensor, carries: Callable[[Meta], 
             for filename, lineno in birth.frames[:1]:
                 at = view_on(top, filename, lineno)
                 return Born(at, lineno, birth) if at is not None else None
+    return None
+
+
+def built_at(ctx: RuleContext, tensor: torch.Tensor) -> Optional[Born]:
+    """Where the nearest parameter `tensor` was computed from was built (built.py): the classifier whose
+    weight made the logits -- its `nn.Linear(...)` line in the user's `__init__`, or the cell line that built
+    a library's model. Walks back through the ops the run recorded, nearest inputs first."""
+    top = root(ctx)
+    lineage = top.record.lineage
+    first = lineage.birth_of(tensor) if lineage is not None else None
+    queue, seen = ([first] if first is not None else []), set()
+    while queue and len(seen) < MAX_HOPS:
+        birth = queue.pop(0)
+        if id(birth) in seen:
+            continue
+        seen.add(id(birth))
+        for i in birth.inputs:
+            param = i.ref() if i.ref is not None else None
+            for filename, lineno in built.frames_of(param)[:1] if param is not None else ():
+                at = view_on(top, filename, lineno)
+                if at is not None:
+                    return Born(at, lineno, None)
+        queue.extend(i.parent for i in birth.inputs if i.parent is not None)
+    return None
+
+
+def target_values_born(ctx: RuleContext, target: torch.Tensor, label: Optional[int]) -> Optional[Born]:
+    """Where a loss's class labels got their values: followed back through integer tensors to the op that made
+    them from data (a list, an array) or to the earlier cell that bound them; then, reading that statement, the
+    line holding the out-of-range label as a literal (`[12, 60, -1, -1]`), else the assignment of the array
+    the line converts (`mask = np.asarray(...)` before `torch.as_tensor(mask)`)."""
+    found = born(ctx, target, lambda m: not m.dtype.is_floating_point)
+    if found is None or found.birth is not None and found.birth.inputs:
+        return found  # NB: made from other tensors by an op of the user's: that line says it
+    tree = cell_tree(found.at.record.source)
+    stmt = enclosing_statement(tree, found.lineno) if tree is not None else None
+    if tree is None or stmt is None:
+        return found
+    literal = _literal_line(stmt, label) if label is not None else None
+    if literal is not None:
+        return Born(found.at, literal, found.birth)
+    read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and n.lineno == found.lineno}
+    scope = qualname_at(tree, stmt.lineno)
+    before = [a for name in read for a in assignments_to(tree, name)
+              if a.lineno < stmt.lineno and qualname_at(tree, a.lineno) == scope]
+    return Born(found.at, max(a.lineno for a in before), found.birth) if before else found
+
+
+def _literal_line(stmt: ast.stmt, label: int) -> Optional[int]:
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+                isinstance(node.operand, ast.Constant) and type(node.operand.value) is int and \
+                -node.operand.value == label:
+            return node.lineno
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value == label >= 0:
+            return node.lineno
     return None
 
 

@@ -6,6 +6,7 @@ ctx.say and catalog.sentences (the sentences are written to follow a colon: capi
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Optional
 
 from ... import catalog
@@ -17,7 +18,7 @@ from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
 from ..places import spelled, with_lines
 from ..registry import rule
-from ..traced import born, failing_operands, marked
+from ..traced import born, built_at, failing_operands, marked, target_values_born
 from .culprit import LossArgs, assigned_before, fact, find_loss, loss_facts
 from .culprit_batch import BatchCause, batch_cause
 from .culprit_linear import PRODUCTS, Layer, LinearInput, find_input, find_layer, product_operands
@@ -171,18 +172,26 @@ def batch_size_mismatch(ctx: RuleContext, sizes: BatchSizes) -> Diagnosis:
         names=[n for n in (loss.input_name, loss.target_name) if n], tensors=loss_facts(loss), fix=fix)
     if cause.at is not None:
         d = with_lines(d, ctx, lines) if at is not ctx else with_lines(d, cause.at, _cause_lines(cause))
-    return _batch_born(ctx, d, sizes)
+    return _batch_born(ctx, d, sizes, loss)
 
 
-def _batch_born(ctx: RuleContext, d: Diagnosis, sizes: BatchSizes) -> Diagnosis:
+def _batch_born(ctx: RuleContext, d: Diagnosis, sizes: BatchSizes, loss: LossArgs) -> Diagnosis:
     """`d` with the line marked where the run gave the loss's input its batch size, when an op of the user's
-    made it from tensors of another (a `view(-1, ...)` that folded frames into the batch): traced.py."""
+    made it from tensors of another (a `view(-1, ...)` that folded frames into the batch): traced.py. A loss
+    the user's code does not spell (a library's model computes it) marks where the model that made the
+    predictions was built: a sequence classifier given a token classifier's labels."""
     for t in failing_operands(ctx):
         if t.dim() and t.shape[0] == sizes.input != sizes.target:
             lead = t.shape[0]
             found = born(ctx, t, lambda m: bool(m.shape) and m.shape[0] == lead)
             if found is not None and found.birth is not None and found.birth.inputs:
-                return marked(d, found, ctx)
+                d = marked(d, found, ctx)
+            model = built_at(ctx, t) if loss.call is None else None
+            if model is None:
+                return d
+            said = model.at.say("shapes.batch.model_built", lineno=model.lineno, n_in=sizes.input,
+                                code=model.at.record.source_line(model.lineno).strip(), n_target=sizes.target)
+            return marked(dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language)), model, ctx)
     return d
 
 
@@ -223,7 +232,13 @@ def target_out_of_range(ctx: RuleContext, err: BadTarget) -> Optional[Diagnosis]
         return None  # a device-side assert from some other kernel (an index, an embedding...)
     classes = find_classes(ctx, tree, loss)
     fix, reason = target_fix(ctx, loss, classes, err.label)
-    return _target_card(ctx, loss, classes, err, fix, reason)
+    d = _target_card(ctx, loss, classes, err, fix, reason)
+    operands = failing_operands(ctx)
+    if len(operands) >= 2:  # NB: what the run recorded: where the labels and the classifier were made
+        d = marked(d, target_values_born(ctx, operands[1], err.label), ctx)
+        if not classes.ctors:
+            d = marked(d, built_at(ctx, operands[0]), ctx)
+    return d
 
 
 def _target_card(ctx: RuleContext, loss: LossArgs, classes: Classes, err: BadTarget, fix: Optional[Fix],

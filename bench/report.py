@@ -8,6 +8,7 @@ FAST_TARGET = 1.05  # --fast and always-on over plain (issue 17)
 CARD_TARGET_MS = 50.0
 DEVICE_10K_TARGET_MS = 100.0
 LOAD_TARGET_MS = 150.0
+TINY_TARGETS = {"mlp64": 1.05, "mlp256": 1.02}  # always-on / plain on the tutorial-sized models (issue 36)
 LINEAR_SLACK = 1.5  # "linear": the cost per row at the largest size within 1.5x of the next size's
 
 
@@ -35,6 +36,17 @@ def _overhead_rows(overhead: Dict[str, Any], device: str) -> List[Dict[str, Any]
     return rows
 
 
+def _tiny_rows(tiny: Dict[str, Any], device: str) -> List[Dict[str, Any]]:
+    rows = []
+    for workload, r in tiny.items():
+        name = f"{workload} ({device}, {r['sizes']['steps']} steps, plain {r['plain_ms_per_step']:.3f} ms/step)"
+        rows.append(_row("tiny steps", f"{name}: always-on / plain", r["always_on_over_plain"],
+                         TINY_TARGETS.get(workload, float("inf")), "x", r["cpu_always_on_over_plain"]))
+        rows.append(_row("tiny steps", f"{name}: always-on adds per step", r["added_us_per_step"], float("inf"),
+                         "us", r["cpu_added_us_per_step"]))
+    return rows
+
+
 def _compile_rows(r: Dict[str, Any]) -> List[Dict[str, Any]]:
     plain_ms = 1000 * r["seconds"]["plain"]["median"]
     return [_row("compile", f"torch.compile of an MLP, aot_eager (plain {plain_ms:.0f} ms): {label} / plain",
@@ -46,6 +58,8 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     rows: List[Dict[str, Any]] = []
     for device, overhead in results["overhead"].items():
         rows += _overhead_rows(overhead, device)
+    for device, tiny in results.get("tiny_steps", {}).items():
+        rows += _tiny_rows(tiny, device)
     if "fixed_cost" in results:
         for label, key in (("always-on", "always_on_minus_plain_ms"), ("--fast", "fast_minus_plain_ms")):
             rows.append(_row("fixed cost", f"a watched cell of one torch op, no step: {label} minus plain",

@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py                 # the full bench (~5 min on 2 CPU cores)
     .venv/bin/python bench/run.py --quick         # tiny sizes: the CI smoke run (tests/test_bench_smoke.py)
     .venv/bin/python bench/run.py --out DIR       # write DIR/latest.json and DIR/latest.md
+    .venv/bin/python bench/run.py --only tiny_steps --out DIR   # one section (tiny_steps: always-on on tiny models)
     python3 bench/run.py --cuda-only --out DIR    # a lent GPU: the training workloads on cuda:0 alone
 
 Everything runs through IPython's own InteractiveShell with `%load_ext grad_magic`, so the cost measured
@@ -31,6 +32,7 @@ import card_time  # noqa: E402
 import device_walk  # noqa: E402
 import load_cost  # noqa: E402
 import overhead  # noqa: E402
+import tiny_steps  # noqa: E402
 from report import markdown, targets  # noqa: E402
 
 
@@ -76,6 +78,7 @@ def main(argv: List[str] | None = None) -> int:
                         help="torch.set_num_threads (default 1: on a busy 2-core machine two threads "
                              "spin-wait for each other and the figures drift)")
     parser.add_argument("--label", help="what is measured, for the table (default: this checkout's commit)")
+    parser.add_argument("--only", choices=("tiny_steps",), help="run this section alone")
     parser.add_argument("--cuda-only", action="store_true",
                         help="only the training workloads' overhead, on cuda:0 (a lent GPU's few minutes)")
     args = parser.parse_args(argv)
@@ -91,10 +94,18 @@ def main(argv: List[str] | None = None) -> int:
         f"{args.threads} torch threads)")
     if args.cuda_only and not torch.cuda.is_available():
         parser.error("--cuda-only: torch sees no CUDA device here")
-    results["overhead"] = {} if args.cuda_only else {"cpu": overhead.measure(shell, args.quick, repeats)}
-    if torch.cuda.is_available():
-        results["overhead"]["cuda"] = overhead.measure(shell, args.quick, repeats, device="cuda")
-    if not args.cuda_only:
+    if args.only == "tiny_steps":
+        results["overhead"] = {}
+        results["tiny_steps"] = {} if args.cuda_only else {"cpu": tiny_steps.measure(shell, args.quick, repeats)}
+        if torch.cuda.is_available():
+            results["tiny_steps"]["cuda"] = tiny_steps.measure(shell, args.quick, repeats, device="cuda")
+    else:
+        results["overhead"] = {} if args.cuda_only else {"cpu": overhead.measure(shell, args.quick, repeats)}
+        results["tiny_steps"] = {} if args.cuda_only else {"cpu": tiny_steps.measure(shell, args.quick, repeats)}
+        if torch.cuda.is_available():
+            results["overhead"]["cuda"] = overhead.measure(shell, args.quick, repeats, device="cuda")
+            results["tiny_steps"]["cuda"] = tiny_steps.measure(shell, args.quick, repeats, device="cuda")
+    if not args.cuda_only and not args.only:
         results["fixed_cost"] = overhead.fixed_cost(shell, args.quick, repeats)
         results["compile_time"] = overhead.compile_time(shell, args.quick, repeats)
         results["time_to_card"] = card_time.measure(shell, args.quick, repeats)
@@ -104,11 +115,12 @@ def main(argv: List[str] | None = None) -> int:
     results["seconds"] = time.perf_counter() - started
     results["targets"] = targets(results)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "latest.json"), "w", encoding="utf-8") as f:
+    name = "latest" if not args.only else args.only.replace("_", "-")  # NB: one section: its own file
+    with open(os.path.join(args.out, f"{name}.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
-    with open(os.path.join(args.out, "latest.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(args.out, f"{name}.md"), "w", encoding="utf-8") as f:
         f.write(markdown(results))
-    log(f"wrote {os.path.join(args.out, 'latest.json')} and latest.md in {results['seconds']:.0f} s")
+    log(f"wrote {os.path.join(args.out, name + '.json')} and {name}.md in {results['seconds']:.0f} s")
     return 0
 
 

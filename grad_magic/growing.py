@@ -34,9 +34,11 @@ class GrowthWatch:
         self._last: Dict[Tuple[int, str], State] = {}  # key -> (id(value), size, the grad_fn's node_key)
         self._streak: Dict[Tuple[int, str], int] = {}
 
-    def look(self, frames: List[FrameType]) -> Tuple[GrowingLocal, ...]:
+    def look(self, frames: List[FrameType], walk: bool = True) -> Tuple[GrowingLocal, ...]:
         """The locals of `frames` that grew at GROWTH steps in a row: a function's locals, and of a cell's (or a
-        script's) own frame the globals its code names."""
+        script's) own frame the globals its code names. `walk`: whether a tensor's graph is walked to the last
+        look's node (False when the last look was steps ago: MAX_GRAPH nodes reach back a step or two, not
+        sixteen, so the walk would cost its ~30 node reads and find nothing; a list is compared either way)."""
         now: Dict[Tuple[int, str], State] = {}
         found: List[GrowingLocal] = []
         for frame in frames:
@@ -47,7 +49,7 @@ class GrowthWatch:
                     continue
                 now[key] = state
                 before = self._last.get(key)
-                grew = before is not None and _grew(value, state, before)
+                grew = before is not None and (walk or state[2] is None) and _grew(value, state, before)
                 streak = self._streak[key] = self._streak.get(key, 0) + 1 if grew else 0
                 if streak >= GROWTH:
                     found.append(_growing_local(frame, name, value, state))

@@ -125,7 +125,9 @@ _RECORDING: List["LightTracker"] = []
 
 
 def _recount() -> None:
-    _RECORDING[:] = [t for t in _ACTIVE if not t.closed and not t.log.paused]
+    one = _ACTIVE[0] if len(_ACTIVE) == 1 else None  # NB: the usual case, twice a step (a step pauses, then resumes)
+    _RECORDING[:] = [t for t in _ACTIVE if not t.closed and not t.log.paused] if one is None else \
+        () if one.closed or one.log.paused else (one,)
 
 
 class LightTracker:

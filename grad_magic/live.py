@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from . import catalog
 from .model import Diagnosis, LiveInfo
-from .record import RunRecord
+from .record import RunRecord, StepEvent
 
 # kind -> the first step whose check looks for it (the checks run at 1, 2, 4, 8, ...: a kind is looked for from the first check at or after it)
 FIRST_STEP: Dict[str, int] = {
@@ -36,19 +36,69 @@ FIRST_STEP: Dict[str, int] = {
     "frozen-by-no-grad": 4,
 }
 
-# NB: each rule's own precondition, read from the record's plain fields (no rule runs, no name is looked up):
-# in a healthy loop no rule runs at a check
-MAY_FIND: Dict[str, Callable[[RunRecord], bool]] = {
-    "train-eval-mode": lambda r: any(h.eval_layers for s in r.steps for h in s.models),
-    "grads-not-zeroed": lambda r: any(s.stale_params for s in r.steps),
-    # NB: the rule's own test of the running cell's text (`total += loss`, `losses.append(loss)`), or a
-    # helper's local that the step watch saw grow
-    "graph-kept-alive": lambda r: "+" in r.source or "append" in r.source or
-    any(s.growing for s in r.steps),
+# NB: each rule's own precondition, read from the steps' plain fields (no rule runs, no name is looked up): in a
+# healthy loop no rule runs at a check. A step shows a kind's evidence (STEP_SHOWS); frozen-by-no-grad's is the
+# absence of any step with a gradient. Read once per step record: a check reads only the steps recorded since the
+# last one (a loop's steps between two looks repeat the last look's record: skipped by identity), so a check
+# costs what the new steps hold, not what the run has held so far.
+STEP_SHOWS: Dict[str, Callable[[StepEvent], bool]] = {
+    "train-eval-mode": lambda s: any(h.eval_layers for h in s.models),
+    "grads-not-zeroed": lambda s: bool(s.stale_params),
+    "graph-kept-alive": lambda s: bool(s.growing),
     # NB: a step with no model of the user's frames stepped by it (one held but made again, or none held)
-    "optimizer-not-on-model": lambda r: any(not any(h.stepped for h in s.models) for s in r.steps),
-    "frozen-by-no-grad": lambda r: not any(s.params_with_grad for s in r.steps),
+    "optimizer-not-on-model": lambda s: not any(h.stepped for h in s.models),
 }
+
+
+# NB: a check whose only evidence is the cell's text (`running_loss += loss.item()` has a "+": most loops) runs
+# graph-kept-alive's rule (~0.2-0.5 ms: the cell's tree, its names) at its first check (step 4) as before, then again
+# only while those runs add up to at most this share of the time the cell has run: a small model's 1,000-step
+# loop would otherwise pay ~10 of them (docs/PERFORMANCE.md). Steps that saw a graph grow run it at every check.
+TEXT_BUDGET = 0.01
+
+
+def text_may_keep_graph(source: str) -> bool:
+    """graph-kept-alive's own test of the running cell's text (`total += loss`, `losses.append(loss)`)."""
+    return "+" in source or "append" in source
+
+
+def may_find(kind: str, record: RunRecord) -> bool:
+    """Whether `kind`'s rule may find something in `record` (its precondition, read from all its steps)."""
+    if kind == "frozen-by-no-grad":
+        return not any(s.params_with_grad for s in record.steps)
+    if kind == "graph-kept-alive" and text_may_keep_graph(record.source):
+        return True
+    return any(STEP_SHOWS[kind](s) for s in record.steps)
+
+
+class _Evidence:
+    """The kinds the steps recorded so far give evidence of, read from each new step record once."""
+
+    __slots__ = ("read", "last", "kinds", "with_grad", "text")
+
+    def __init__(self) -> None:
+        self.read = 0  # steps read (an index into the step watch's list)
+        self.last: Any = None  # the last record read (a repeat of it is skipped)
+        self.kinds: Set[str] = set()
+        self.with_grad = False  # some step had a gradient (then frozen-by-no-grad has no evidence)
+        self.text: Optional[bool] = None  # the cell's text may keep a graph (read once, from the first record)
+
+    def update(self, steps: List[StepEvent]) -> None:
+        last, kinds = self.last, self.kinds
+        for s in steps[self.read:]:
+            if s is last:
+                continue
+            last = s
+            self.with_grad = self.with_grad or bool(s.params_with_grad)
+            for kind, shows in STEP_SHOWS.items():
+                if kind not in kinds and shows(s):
+                    kinds.add(kind)
+        self.read, self.last = len(steps), last
+
+    def may(self, kind: str) -> bool:
+        if kind == "frozen-by-no-grad":
+            return not self.with_grad
+        return kind in self.kinds or kind == "graph-kept-alive" and bool(self.text)
 
 
 def is_check(count: int) -> bool:
@@ -68,26 +118,49 @@ class LiveWatch:
         self._unshown: Set[str] = set()  # NB: kinds whose display failed: not tried again, shown at the end
         self._show = show or show_card
         self._busy = False
+        self._evidence = _Evidence()
+        self._started = time.perf_counter()
+        self._text_runs = 0  # NB: checks that ran graph-kept-alive's rule on the cell's text alone, and their seconds
+        self._text_cost = 0.0
 
     def wants(self, count: int) -> bool:
         """Whether step `count` is checked: cheap, called at every step."""
         return is_check(count) and not self._busy and len(self.shown) < len(FIRST_STEP)
 
-    def at_step(self, count: int, record: Callable[[], RunRecord]) -> None:
-        """Run the silent rules on the run so far (`record()`) and show each new kind. Never raises an Exception."""
+    def at_step(self, count: int, record: Callable[[], RunRecord], steps: Optional[List[StepEvent]] = None) -> None:
+        """Run the silent rules on the run so far (`record()`) and show each new kind. `steps`: the step watch's
+        list, read since the last check for each kind's precondition (None: read from `record()`). Never raises
+        an Exception."""
         kinds = {k for k, first in FIRST_STEP.items()
                  if count >= first and k not in self.shown and k not in self._unshown}
         if not kinds or self._busy:
             return
         self._busy = True  # NB: a step made by something a rule or a display calls is not checked again
         try:
-            so_far = record()
-            kinds = {k for k in kinds if MAY_FIND[k](so_far)}
+            so_far = None
+            evidence = self._evidence
+            if steps is None:
+                so_far = record()
+                steps = so_far.steps
+            evidence.update(steps)
+            if "graph-kept-alive" in kinds and evidence.text is None and "graph-kept-alive" not in evidence.kinds:
+                so_far = so_far or record()  # NB: once a run: the cell's text does not change while it runs
+                evidence.text = text_may_keep_graph(so_far.source)
+            kinds = {k for k in kinds if evidence.may(k)}
+            by_text = "graph-kept-alive" in kinds and "graph-kept-alive" not in evidence.kinds
+            if by_text and self._text_runs and self._text_cost > TEXT_BUDGET * (time.perf_counter() - self._started):
+                kinds.discard("graph-kept-alive")  # NB: the text alone, checked already: again when it is affordable
             if not kinds:
                 return
+            so_far = so_far or record()
             from .engine import diagnose_silent  # NB: the rules load with the first check, not with the capture
 
-            for d in diagnose_silent(so_far, self.namespace, kinds, self.language):
+            started = time.perf_counter()
+            found = diagnose_silent(so_far, self.namespace, kinds, self.language)
+            if by_text and "graph-kept-alive" in kinds:
+                self._text_runs += 1
+                self._text_cost += time.perf_counter() - started
+            for d in found:
                 if d.kind in kinds and d.kind not in self.shown:
                     self._show_one(as_live(d, count))
         except Exception:  # NB: watching never changes what the user's loop does

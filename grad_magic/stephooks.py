@@ -21,8 +21,8 @@ from torch.overrides import TorchFunctionMode
 
 from .live import LiveWatch
 from .record import RunRecord, StepEvent
-from .stepwatch import (Clearings, StepLook, calling_frame, counted_after, looks_at, stale_grads, stepped_on,
-                        users_closure)
+from .stepwatch import (Clearings, StepLook, calling_frame, counted_after, looks_at, next_look, stale_grads,
+                        stepped_on, users_closure)
 from .torchstate import pop_function_mode, push_function_mode
 from .tracker import OpLog
 
@@ -63,34 +63,50 @@ class StepWatch:
         self.so_far: Callable[[], RunRecord] = lambda: RunRecord("", "")
 
     def before(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        # NB: every step runs this; a step between two looks stops at the first `return None` below, having read
+        # no parameter: its cost is a constant (docs/PERFORMANCE.md), whatever the model's size
         log = self._log
-        log.pause(1)
+        log.paused += 1  # NB: log.pause(1), inlined (it runs at every step): the light trackers stop recording
+        if log.on_pause is not None:
+            log.on_pause()
         popped = self.tracker is not None and pop_function_mode(self.tracker)
-        running, entry = self._running, [get_ident(), id(optimizer), popped, None]
+        me = get_ident()
+        entry = [me, id(optimizer), popped, None]
+        running = self._running
         if len(running) < 1000:  # NB: noted at once (the post-hook puts the tracker back); a step that raised
             running.append(entry)  # never ends: its entry stays
-        if entry[0] in self.foreign:
+        if me in self.foreign:
             return None  # NB: another cell's thread: paused (the post-hook lifts it), nothing recorded
         closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
         steps = self.steps
         pace = self._paces.get(id(optimizer))
         if pace is None or pace[2] is not None and pace[2].optimizer() is not optimizer:
-            pace = self._paces[id(optimizer)] = [0, None, None]
-        pace[0] += 1
-        caller = calling_frame(sys._getframe(1))
-        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else None
-        if pace[1] == key and pace[2] is not None and not looks_at(pace[0]) and not callable(closure):
+            pace = self._paces[id(optimizer)] = [0, None, None, 1, 1]
+        pace[0] = n = pace[0] + 1
+        last = pace[2]
+        if last is not None and n < pace[4] and (closure is None or not callable(closure)) and \
+                self._same_caller(pace):
             models = self._look.modes_now(optimizer)
             if models is not None:  # NB: a loop's step between two looks: as the last look, the modes read now
+                if models is not last.models:  # NB: a layer's mode changed (then it stays so, mostly)
+                    pace[2] = last = dataclasses.replace(last, models=models)
                 if len(steps) < 10_000:
-                    last = pace[2]
+                    steps.append(last)
+                return None
+        caller, depth = calling_frame(sys._getframe(1), 1)
+        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else None
+        pace[3:] = depth, next_look(n)
+        if last is not None and pace[1] == key and not looks_at(n) and not callable(closure):
+            models = self._look.modes_now(optimizer)  # NB: a step from the same line, found through other frames
+            if models is not None:
+                if len(steps) < 10_000:
                     steps.append(last if models is last.models else dataclasses.replace(last, models=models))
                 return None
         entry[3] = params = params_of(optimizer)
         with_grad, stale, fresh = stale_grads(params, self._after, self.clearings.since_last_step(log))
         log.touched.clear()
         if len(steps) < 10_000:
-            lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1))
+            lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1), self.count)
             last = pace[2]
             if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
                     last.stale_params == stale and last.fresh_params == fresh and last.frames == frames and \
@@ -101,7 +117,7 @@ class StepWatch:
                 record = StepEvent(weakref.ref(optimizer), type(optimizer).__name__, lineno, with_grad, stale, frames,
                                    models, growing, callable(closure), fresh)
             steps.append(record)
-            pace[1:] = key, record
+            pace[1], pace[2] = key, record
         if not callable(closure):
             return None
         # NB: step(closure) runs the user's forward and backward inside the step (Lightning): watched as theirs
@@ -109,6 +125,19 @@ class StepWatch:
                             functools.partial(self._pause, popped, True))
         return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
             (args, {**kwargs, "closure": run})
+
+    def _same_caller(self, pace: List[Any]) -> bool:
+        """Whether this step is called from the frame and line that called the optimizer's last one, found at the
+        depth it was found at then (no walk of torch's frames: a frame at that depth that is the same frame, at
+        the same line, is the same caller through the same wrappers)."""
+        key = pace[1]
+        if key is None:
+            return False
+        try:
+            frame = sys._getframe(pace[3] + 1)  # NB: + 1: this method's own frame
+        except ValueError:
+            return False
+        return id(frame) == key[0] and frame.f_code is key[1] and frame.f_lineno == key[2]
 
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
@@ -119,12 +148,13 @@ class StepWatch:
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         running, mine = self._running, None
         try:
-            if running and running[-1][0] == get_ident() and running[-1][1] == id(optimizer):
+            me = get_ident()
+            if running and running[-1][0] == me and running[-1][1] == id(optimizer):
                 mine = running[-1]
-            pace = self._paces.get(id(optimizer))
-            if get_ident() in self.foreign:
+            if me in self.foreign:
                 return  # NB: another cell's thread (the finally below still lifts the pause)
-            if mine is None or mine[3] is not None or pace is None or looks_at(pace[0] + 1):
+            pace = self._paces.get(id(optimizer))
+            if mine is None or mine[3] is not None or pace is None or pace[0] + 1 >= pace[4]:
                 # NB: the gradients this step leaves, for the next look to compare with (and the clearings since)
                 params = mine[3] if mine is not None and mine[3] is not None else params_of(optimizer)
                 stepped_on(params, self._after)
@@ -136,9 +166,12 @@ class StepWatch:
             self.count = count = self.count + 1
             if self.live is not None and count & (count - 1) == 0 and self.live.wants(count):  # NB: 1, 2, 4, 8 ...
                 # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
-                self.live.at_step(self.count, self.so_far)
+                self.live.at_step(self.count, self.so_far, self.steps)
         finally:
-            self._log.pause(-1)
+            log = self._log
+            log.paused = max(0, log.paused - 1)  # NB: log.pause(-1), inlined
+            if log.on_pause is not None:
+                log.on_pause()
             if mine is not None:
                 running.pop()
                 if mine[2] and not self.closed:
@@ -186,6 +219,7 @@ class ZeroGradWatch:
         patch.holders.append(self)  # NB: noted before the wrapper goes on: uninstall() knows of it
         if self._steps is not None:
             patch.watches.append(self._steps)
+            patch.recount()
         if not patch.is_on():
             self._put_on = True
             patch.put_on()
@@ -195,6 +229,7 @@ class ZeroGradWatch:
         only when it still sits there (a user's own patch since is theirs)."""
         patch = self._patch
         patch.watches[:] = [w for w in patch.watches if w is not self._steps]
+        patch.recount()
         patch.holders[:] = [h for h in patch.holders if h is not self]
         if self._put_on:
             if patch.is_on():
@@ -207,14 +242,18 @@ class _ZeroGradPatch:
     when what sits there changed: a user's own patch); `watches`: the step watches of the captures under way,
     outermost first; `holders`: the ZeroGradWatches installed now."""
 
-    __slots__ = ("owner", "params", "watches", "holders", "before", "wrapper")
+    __slots__ = ("owner", "params", "watches", "holders", "before", "wrapper", "tracked")
 
     def __init__(self, owner: type, params: Callable[[Any], Any]) -> None:
         self.owner, self.params = owner, params
         self.watches: List[StepWatch] = []
+        self.tracked = 0  # NB: watches with full mode's op tracker (none in fast mode and always-on)
         self.holders: List[ZeroGradWatch] = []
         self.before: Any = None
         self.wrapper: Any = None
+
+    def recount(self) -> None:
+        self.tracked = sum(1 for w in self.watches if w.tracker is not None)
 
     def is_on(self) -> bool:
         return self.wrapper is not None and self.owner.__dict__.get("zero_grad") is self.wrapper
@@ -239,6 +278,14 @@ def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> C
             if not holders and owner.__dict__.get("zero_grad") is zero_grad:
                 owner.zero_grad = original  # NB: kept by the user past every capture (saved, then put back)
             return original(obj, *args, **kwargs)
+        clears = (args[0] if args else kwargs.get("set_to_none", by_default)) is not True
+        if not patch.tracked:  # NB: fast mode, always-on: no tracker to take off
+            if not clears:
+                return original(obj, *args, **kwargs)  # NB: set_to_none (torch's default): no .grad left to mark
+            try:
+                return original(obj, *args, **kwargs)
+            finally:
+                _mark_cleared(watches, watch_params(obj))
         me = get_ident()  # NB: trackers are taken off this thread's function-mode stack only (one per thread);
         # the clearings are every capture's, as its step hooks see the steps of every thread
         popped = [w for w in reversed(watches) if w.thread == me and w.tracker is not None and
@@ -247,11 +294,8 @@ def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> C
             return original(obj, *args, **kwargs)
         finally:
             try:
-                # NB: set_to_none (torch's default since 2.0) leaves no .grad to mark: no walk of the parameters
-                if (args[0] if args else kwargs.get("set_to_none", by_default)) is not True:
-                    cleared = {id(p.grad) for p in watch_params(obj) if p.grad is not None}
-                    for watch in list(watches):
-                        watch.clearings.by_zero_grad.update(cleared)
+                if clears:
+                    _mark_cleared(watches, watch_params(obj))
             finally:
                 for watch in reversed(popped):
                     if not watch.closed:
@@ -261,6 +305,13 @@ def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> C
 
 
 _ZERO_GRAD: Dict[type, _ZeroGradPatch] = {}
+
+
+def _mark_cleared(watches: List[StepWatch], params: Any) -> None:
+    """The gradients `zero_grad(set_to_none=False)` left (zeroed in place), marked for every capture's step watch."""
+    cleared = {id(p.grad) for p in params if p.grad is not None}
+    for watch in list(watches):
+        watch.clearings.by_zero_grad.update(cleared)
 
 
 def _default_set_to_none(zero_grad: Callable[..., Any]) -> Any:

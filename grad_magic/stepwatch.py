@@ -34,21 +34,32 @@ from .sources import Sources
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
 MAX_MODULES = 5_000  # submodules walked per model
 LOOK_FIRST = 8  # an optimizer's first 8 steps are looked at...
-LOOK_EVERY = 16  # ... then every 16th, and each one called from another frame or line than its last
+# ... then steps 16, 32 and 64 (the live checks read at each power of two), every 64th after them, and each one
+# called from another frame or line than its last (docs/PERFORMANCE.md: what a look costs)
+LOOK_EVERY = 64
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 def looks_at(step: int) -> bool:
     """Whether an optimizer's step number `step` (from 1) is looked at whatever calls it."""
-    return step <= LOOK_FIRST or step % LOOK_EVERY == 0
+    return step <= LOOK_FIRST or step % LOOK_EVERY == 0 or step & (step - 1) == 0
 
 
-def calling_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
+def next_look(step: int) -> int:
+    """The first step after `step` that `looks_at`."""
+    if step < LOOK_FIRST:
+        return step + 1
+    power = 1 << step.bit_length()  # NB: the next power of two
+    return min(power, (step // LOOK_EVERY + 1) * LOOK_EVERY)
+
+
+def calling_frame(frame: Optional[FrameType], depth: int = 0) -> Tuple[Optional[FrameType], int]:
     """The first frame from `frame` out that is not torch's: what called `optimizer.step()` (through torch's
-    wrappers: the step's own, an LR scheduler's)."""
+    wrappers: the step's own, an LR scheduler's), and its depth (`depth`: that of `frame`)."""
     while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
         frame = frame.f_back
-    return frame
+        depth += 1
+    return frame, depth
 
 
 # NB: in-place ops that may clear a gradient (`p.grad.zero_()`, `p.grad.data.mul_(0)`, `g[:] = 0`); scaling it
@@ -166,28 +177,33 @@ class StepLook:
         self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
         self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
         self._count = 0  # steps looked at
+        self._looked = -1  # the step watch's count at the last look (a look right after it walks graphs)
 
-    def look(self, optimizer: Any, frame: Optional[FrameType]
+    def look(self, optimizer: Any, frame: Optional[FrameType], step: int = 0
              ) -> Tuple[Optional[int], Tuple[Tuple[str, int], ...], Tuple[HeldModel, ...], Tuple[GrowingLocal, ...]]:
         """At a step called from `frame`: the running cell's line, the user frames' (filename, line) innermost
         first (what `Sources.stack` gives), the models those frames hold and the locals that grew since the last
-        step. One walk of the stack. Never raises."""
+        step. One walk of the stack. `step`: the step watch's count of steps ended, all optimizers together (the
+        growing locals' graphs are walked when the last look was at the step before). Never raises."""
         try:
             lineno, frames = self._user_frames(frame)
         except Exception:  # NB: watching never changes what the user's code does
             return None, (), (), ()
         sites = tuple((f.f_code.co_filename, f.f_lineno) for f in frames)
         try:
-            return lineno, sites, self._models(optimizer, frames), self._growth.look(frames)
+            walk, self._looked = self._looked == step - 1, step
+            return lineno, sites, self._models(optimizer, frames), self._growth.look(frames, walk)
         except Exception:
             return lineno, sites, (), ()
 
     def modes_now(self, optimizer: Any) -> Optional[Tuple[HeldModel, ...]]:
         """Between two looks at a loop's steps: the models of the last look, their layers' modes read now (the
         same tuple when none changed); None when the last look was another optimizer's or a model is gone."""
-        plan = self._plan
+        plan, was = self._plan, self._was
         if plan is None or plan[0][0] != id(optimizer):
             return None
+        if was is not None and not any(was[0]):  # NB: no Dropout/BatchNorm layer: nothing whose mode can change
+            return None if any(entry[0]() is None for entry in plan[1]) else was[1]
         try:
             return self._held_now(optimizer, [], plan[0], False)
         except Exception:  # NB: watching never changes what the user's code does
@@ -212,8 +228,8 @@ class StepLook:
 
     def _models(self, optimizer: Any, frames: List[FrameType]) -> Tuple[HeldModel, ...]:
         """The models the frames hold, with their layers' modes read now. Which models the frames' names hold is
-        read at looks 1, 2, 4 and 8 (LOOK_FIRST), at every second look after those (every 2 * LOOK_EVERY steps: the step
-        watch looks at every LOOK_EVERY-th by then), and whenever the step comes from other frames or lines; in
+        read at looks 1, 2, 4 and 8 (LOOK_FIRST), at every second look after those (steps 32, 128, then every
+        2 * LOOK_EVERY: stepwatch.looks_at), and whenever the step comes from other frames or lines; in
         between, a loop's step finds what its frames held at the last read."""
         self._count = count = self._count + 1
         key = [id(optimizer)]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "compile_time", "time_to_card", "grad_device", "load")
+SECTIONS = ("overhead", "tiny_steps", "compile_time", "time_to_card", "grad_device", "load")
 
 
 def numbers(value):
@@ -44,6 +44,9 @@ def test_quick_bench_writes_every_section(tmp_path):
     assert set(results["overhead"]["cpu"]) == {"mlp", "cnn", "lstm", "transformer", "compiled"}
     for workload in results["overhead"]["cpu"].values():
         assert set(workload["seconds"]) == {"plain", "detect_anomaly", "gradcheck", "gradcheck_fast", "always_on"}
+    assert set(results["tiny_steps"]["cpu"]) == {"mlp64", "mlp256", "mlp1024", "gru", "cnn"}
+    for workload in results["tiny_steps"]["cpu"].values():
+        assert set(workload["seconds"]) == {"plain", "always_on"} and workload["added_us_per_step"]["n"] == 3
     assert set(results["compile_time"]["seconds"]) == {"plain", "gradcheck_fast", "always_on"}
     cases = results["time_to_card"]["cases"]
     assert len(cases) == 6

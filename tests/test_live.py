@@ -194,3 +194,69 @@ def test_a_card_that_fails_to_show_leaves_the_loop_and_the_tracker_as_they_were(
     # NB: a card that could not be shown live is shown when the cell ends
     cards, notes = after_live(diagnose(run_.record, {"model": model, "opt": opt}), watch)
     assert "grads-not-zeroed" in [d.kind for d in cards] and notes == []
+
+
+def test_a_check_reads_only_the_steps_since_the_last_one_and_agrees_with_the_whole_record():
+    """The kinds' preconditions, read step by step (each record once: a loop's repeated record skipped), say
+    what the same preconditions read from the whole record say, at every check."""
+    import random
+    import weakref
+
+    from grad_magic.live import FIRST_STEP, _Evidence, may_find
+    from grad_magic.record import GrowingLocal, HeldModel, RunRecord, StepEvent
+
+    import torch
+
+    dropout = torch.nn.Dropout()
+    layer = weakref.ref(dropout)
+    held = [HeldModel(None, "model", ("c", 1), True), HeldModel(None, "model", ("c", 1), False),
+            HeldModel(None, "model", ("c", 1), True, (layer,))]
+    grown = GrowingLocal(("c", 2), "<module>", "total", "tensor", 0, "tensor", 1)
+    rng = random.Random(0)
+    for _ in range(200):
+        steps, evidence = [], _Evidence()
+        evidence.text = False
+        record = RunRecord("c", "for step in range(9):\n    opt.step()\n", steps=steps)
+        for n in range(1, 65):
+            if steps and rng.random() < 0.6:
+                steps.append(steps[-1])  # NB: a step between two looks: the last look's record again
+            else:
+                steps.append(StepEvent(None, "SGD", 2, rng.choice([0, 0, 2]), rng.choice([0, 0, 0, 2]),
+                                       models=(rng.choice(held),), growing=(grown,) if rng.random() < .05 else ()))
+            if n & (n - 1) == 0:
+                evidence.update(steps)
+                assert {k for k in FIRST_STEP if evidence.may(k)} == {k for k in FIRST_STEP if may_find(k, record)}
+
+
+def test_the_cells_text_alone_is_checked_at_its_first_check_then_as_its_time_allows(monkeypatch):
+    """`running_loss += loss.item()` makes graph-kept-alive's precondition true from the text alone: its rule runs
+    at the first check (step 4) as before; later checks run it only while those runs stay within TEXT_BUDGET of
+    the time the cell has run."""
+    import time
+
+    from grad_magic import engine, live
+    from grad_magic.record import HeldModel, RunRecord, StepEvent
+
+    ran = []
+
+    def slow_rules(record, namespace, kinds, language=""):
+        assert kinds == {"graph-kept-alive"}  # NB: a healthy loop's steps give no other kind evidence
+        ran.append(len(record.steps))
+        time.sleep(0.02)
+        return []
+
+    held = (HeldModel(None, "model", ("c", 1), True),)
+
+    monkeypatch.setattr(engine, "diagnose_silent", slow_rules)
+    watch = live.LiveWatch({})
+    steps = []
+    record = RunRecord("c", "running = 0\nfor i in range(9):\n    running += 1\n", steps=steps)
+    for n in range(1, 17):
+        steps.append(StepEvent(None, "SGD", 2, 2, 0, models=held))
+        if watch.wants(n):
+            watch.at_step(n, lambda: record, steps)
+    assert ran[:1] == [4] and len(ran) == 1  # NB: 20 ms a run, a cell of microseconds: not again by step 16
+    watch._started -= 10.0  # NB: the cell has run 10 s: a 20 ms run is within 1 %
+    steps.append(StepEvent(None, "SGD", 2, 2, 0, models=held))
+    watch.at_step(32, lambda: record, steps)
+    assert ran == [4, 17]

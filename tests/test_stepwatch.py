@@ -50,13 +50,16 @@ def test_the_models_a_method_holds_and_their_modes_at_each_step():
 
 
 def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_at_each_look():
-    """A loop's names are read again at every second step the watch looks at after its first LOOK_FIRST (it
-    looks at every LOOK_EVERY-th by then), and when the step comes from elsewhere; the layers' modes at every
-    step: an eval() at step 38 is seen at step 38 (not a step looked at), a model rebound at step 20 (the old one
-    still alive) is seen by step 20 + 2 * LOOK_EVERY at the latest."""
-    from grad_magic.stepwatch import LOOK_EVERY
+    """A loop's names are read again at every second step the watch looks at after its first LOOK_FIRST (steps
+    32, 128, then every 2 * LOOK_EVERY), and when the step comes from elsewhere; the layers' modes at every step:
+    an eval() at step 38 is seen at step 38 (not a step looked at), a model rebound at step 20 (the old one still
+    alive) is seen at the next step whose look reads the names (32)."""
+    from grad_magic.stepwatch import LOOK_FIRST, looks_at
 
-    RESOLVE_EVERY = 2 * LOOK_EVERY
+    looked = [n for n in range(1, 61) if looks_at(n)]
+    resolved = [n for i, n in enumerate(looked, 1) if i & (i - 1) == 0 or i > LOOK_FIRST and i % 2 == 0]
+    switch = min(n for n in resolved if n > 20)
+    assert switch == 32
 
     models = [nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)) for _ in range(2)]
     opt = torch.optim.SGD([p for m in models for p in m.parameters()], lr=0.01)
@@ -73,9 +76,18 @@ def test_a_long_loop_reads_modes_at_every_step_and_its_names_again_at_each_look(
             opt.zero_grad()
     held = [next(h for h in s.models if h.path == "model") for s in run.record.steps]
     owners = [models.index(h.model()) for h in held]
-    assert owners[:20] == [0] * 20 and owners[20 + RESOLVE_EVERY:] == [1] * (40 - RESOLVE_EVERY)
-    assert owners[20:20 + RESOLVE_EVERY] == sorted(owners[20:20 + RESOLVE_EVERY])  # NB: once switched, stays
+    assert owners == [0] * (switch - 1) + [1] * (61 - switch)
     assert [len(h.eval_layers) for h in held] == [0] * 37 + [1] * 23
+
+
+def test_the_looks_come_at_the_first_steps_then_at_powers_of_two_and_every_look_every():
+    """The steps looked at whatever calls them, and `next_look` (the step hooks' shortcut) agrees with them."""
+    from grad_magic.stepwatch import LOOK_EVERY, LOOK_FIRST, looks_at, next_look
+
+    assert [n for n in range(1, 300) if looks_at(n)] == [*range(1, LOOK_FIRST + 1), 16, 32, 64, 128, 192, 256]
+    assert LOOK_EVERY == 64
+    for n in range(0, 3000):
+        assert next_look(n) == min(m for m in range(n + 1, n + LOOK_EVERY + 2) if looks_at(m))
 
 
 def test_locals_whose_graph_grows_are_seen_after_two_steps_in_a_row():
@@ -125,8 +137,8 @@ def test_a_closure_is_tracked_and_its_gradients_counted_after_the_step():
 
 
 def test_a_long_loop_is_looked_at_closely_at_its_first_steps_then_every_look_every_steps():
-    """Steps 1..LOOK_FIRST and every LOOK_EVERY-th are looked at (stale gradients counted, the stack walked); a
-    step in between is recorded as the last look. Gradients left uncleared from step 101 on are seen by the
+    """Steps 1..LOOK_FIRST, the powers of two and every LOOK_EVERY-th are looked at (stale gradients counted,
+    the stack walked); a step in between is recorded as the last look. Gradients left uncleared from step 101 on are seen by the
     next look; a step called from another line is looked at at once (its own line, its own stale count)."""
     from grad_magic.stepwatch import LOOK_EVERY, LOOK_FIRST, looks_at
 

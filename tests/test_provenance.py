@@ -161,3 +161,13 @@ def test_the_array_a_dataset_converts_is_marked_when_its_values_are_out_of_range
              "    torch.nn.functional.cross_entropy(conv(torch.randn(2, 1, 2, 2)), m).backward()\n"]
     d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
     assert (1, 10) in lines_of(d)
+
+
+def test_a_numpy_call_two_helpers_down_is_marked_where_it_raised_beside_the_callers_fix(shell):
+    cells = ["import torch\n\n\ndef score(emb):\n    arr = emb.numpy()\n    return float(arr.sum())\n\n\n"
+             "class Evaluator:\n    def __init__(self, layer):\n        self.layer = layer\n\n"
+             "    def run(self):\n        emb = self.layer(torch.ones(2, 3))\n        return score(emb)\n",
+             "%%gradcheck\nev = Evaluator(torch.nn.Linear(3, 3))\nev.run()\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert (1, 5) in lines_of(d) and (1, 15) in lines_of(d)
+    fix_runs_clean(shell, cells, d)

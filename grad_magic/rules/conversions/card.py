@@ -64,15 +64,15 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
     elif not on_line and found[0].call != "numpy()":
         why.append(ctx.say("conversions.via_library", call=found[0].call))
     d = _numpy_diagnosis(ctx, GRAD_KIND, "conversions.grad", found, fix, why)
-    return _with_conversion_site(d, ctx) if not on_line and not ctx.elsewhere else d
+    return _with_conversion_site(d, ctx)
 
 
 def _with_conversion_site(d: Diagnosis, ctx: RuleContext) -> Diagnosis:
     """The card of the calling line, with the line of the user's helper (an earlier cell) that converted
     what the line passed it: where the error was raised, shown beside the fix."""
-    frames = ctx.record.frames
+    frames = root(ctx).record.frames
     site = frames[-1].site if frames else None
-    if site is None or site.filename == ctx.record.filename:
+    if site is None or site.filename == ctx.record.filename and site.lineno == ctx.record.error_lineno:
         return d
     view = view_on(ctx, site.filename, site.lineno)
     return with_lines(d, view, [site.lineno]) if view is not None and view is not ctx else d

@@ -31,6 +31,7 @@ class Meta:
     dtype: torch.dtype
     shape: Tuple[int, ...]
     requires_grad: bool = False
+    version: int = -1  # its in-place version counter then (-1: none, an inference tensor)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Origin:
 
 
 def meta_of(t: torch.Tensor) -> Meta:
-    return Meta(t.device, t.dtype, tuple(t.shape), t.requires_grad)
+    return Meta(t.device, t.dtype, tuple(t.shape), t.requires_grad, _version(t))
 
 
 class Lineage:
@@ -106,7 +107,8 @@ class Lineage:
 
     def _input(self, t: torch.Tensor) -> Input:
         parent = self.birth_of(t)
-        return Input(meta_of(t), parent, None if parent is not None else _ref(t))
+        # NB: a parameter is kept by reference even when made in the run: `changed_leaves` compares its version
+        return Input(meta_of(t), parent, _ref(t) if parent is None or t.is_leaf and t.requires_grad else None)
 
     def birth_of(self, t: torch.Tensor) -> Optional[Birth]:
         entry = self._births.get(id(t))
@@ -132,6 +134,25 @@ class Lineage:
         return Origin(birth, None, tuple(path))
 
 
+    def changed_leaves(self, t: torch.Tensor) -> List[torch.Tensor]:
+        """The leaves that require grad (parameters) `t`'s ops read and that were changed in place since: an
+        optimizer step (or `p.add_` under no_grad) between building a graph and backpropagating it again."""
+        birth = self.birth_of(t)
+        queue, seen, found = ([birth] if birth is not None else []), set(), []
+        while queue and len(seen) < MAX_HOPS:
+            b = queue.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            for i in b.inputs:
+                leaf = i.ref() if i.ref is not None and i.meta.requires_grad else None
+                if isinstance(leaf, torch.Tensor) and leaf.is_leaf and i.meta.version >= 0 and \
+                        _version(leaf) != i.meta.version and all(leaf is not f for f in found):
+                    found.append(leaf)
+                if i.parent is not None:
+                    queue.append(i.parent)
+        return found
+
     def cut(self, t: torch.Tensor) -> Optional[Birth]:
         """The nearest op on `t`'s way back that ran with grad mode off and read a tensor that requires grad:
         where its graph was cut (a forward pass under torch.no_grad())."""
@@ -146,6 +167,13 @@ class Lineage:
                 return b
             queue.extend(i.parent for i in b.inputs if i.parent is not None and not i.meta.requires_grad)
         return None
+
+
+def _version(t: torch.Tensor) -> int:
+    try:
+        return t._version
+    except RuntimeError:  # NB: inference tensors keep no version counter
+        return -1
 
 
 def _ref(t: torch.Tensor) -> Optional[weakref.ref]:

@@ -171,3 +171,16 @@ def test_a_numpy_call_two_helpers_down_is_marked_where_it_raised_beside_the_call
     d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
     assert (1, 5) in lines_of(d) and (1, 15) in lines_of(d)
     fix_runs_clean(shell, cells, d)
+
+
+def test_a_second_backward_after_the_weights_changed_in_place_recomputes_the_forward(shell):
+    # NB: retain_graph=True (the fix for two losses of one forward) would fail here with "modified by an
+    # inplace operation": the run saw the graph's weights change between the two backward() calls
+    cells = ["import torch\nnet = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))\n\n\n"
+             "@torch.no_grad()\ndef climb(rho=0.05):\n    for p in net.parameters():\n        p.add_(rho * p.grad)\n"
+             "        p.grad = None\n",
+             "%%gradcheck\nfor x in torch.randn(3, 5, 3):\n    out = net(x)\n    out.pow(2).mean().backward()\n"
+             "    climb()\n    out.abs().mean().backward()\n"]
+    d = card_of(shell, cells, "backward-twice", raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "    net(x).abs().mean().backward()" in fixed[-1] and "retain_graph" not in fixed[-1]

@@ -199,6 +199,26 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`retain_graph=True` 只会掩盖问题：第一次 backward 仍会把梯度送到不该去的地方。"
               "要对哪个张量 detach 由你决定，因此不提供修复。",
     },
+    "backward.twice.why_recompute_title": {
+        "en": "{tensor} goes through the graph of {name}, which `{first}.backward()` on line {lineno} freed, and "
+              "the weights changed since",
+        "zh": "{tensor} 经过 {name} 的计算图，而第 {lineno} 行的 `{first}.backward()` 已释放它，且权重在此之后已改变",
+    },
+    "backward.twice.why_recompute": {
+        "en": "{name} was made on line {made} (`{value}`) and `{first}.backward()` on line {lineno} went through "
+              "its graph and freed it. Then the run changed the weights that graph used, in place (an "
+              "optimizer's step, or `p.add_(...)` under no_grad): `retain_graph=True` would only trade this "
+              "error for \"modified by an inplace operation\", and its gradients would be for the old weights. "
+              "The second backward needs a new forward pass: `{value}` computed again where it is read.",
+        "zh": "{name} 在第 {made} 行生成（`{value}`），第 {lineno} 行的 `{first}.backward()` 经过并释放了它的计算图。"
+              "之后运行中又原地修改了这张图用到的权重（优化器的 step，或在 no_grad 下的 `p.add_(...)`）："
+              "`retain_graph=True` 只会把这个错误换成 \"modified by an inplace operation\"，而且梯度对应的是旧权重。"
+              "第二次 backward 需要重新做一次前向：在读取它的地方重新计算 `{value}`。",
+    },
+    "backward.twice.fix_recompute": {
+        "en": "Run the forward pass again for the second backward: `{value}` in place of `{name}` on line {lineno}",
+        "zh": "为第二次 backward 重新做前向：在第 {lineno} 行用 `{value}` 代替 `{name}`",
+    },
     "backward.twice.fix_retain": {
         "en": "Keep the graph for the second backward: `retain_graph=True` in `{first}.backward()` on line "
               "{lineno}",

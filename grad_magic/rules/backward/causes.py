@@ -70,6 +70,15 @@ class Retain:
 
 
 @dataclass(frozen=True)
+class Recompute:
+    """Remedy: each of `reads` (a tensor made before the first backward()) replaced by the expression that made
+    it (`output` -> `model(images)`), so the second backward() goes through a graph of the current weights."""
+
+    reads: Tuple[ast.Name, ...]
+    value: str  # the text of that expression
+
+
+@dataclass(frozen=True)
 class Sum:
     """Remedy: `for loss in losses: loss.backward()` replaced by `sum(losses).backward()`."""
 
@@ -77,7 +86,7 @@ class Sum:
     losses: str  # the text of the loop's iterable
 
 
-Remedy = Union[Drop, Detach, DetachAt, DetachReads, Move, Retain, Sum]
+Remedy = Union[Drop, Detach, DetachAt, DetachReads, Move, Recompute, Retain, Sum]
 
 
 @dataclass(frozen=True)

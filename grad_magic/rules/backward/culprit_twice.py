@@ -21,7 +21,9 @@ from ...cell import assignments_to
 from ..context import RuleContext
 from ..kit import calls_in, dotted, function_around, names_an_argument, one_line, optimizer_params, \
     scope_statements
-from .causes import Cause, Detach, DetachReads, Move, Retain, State, Sum
+from ..places import root
+from ..traced import failing_operands
+from .causes import Cause, Detach, DetachReads, Move, Recompute, Retain, State, Sum
 from .culprit import Site, alone_on_lines, backward_receiver, names_in
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -265,7 +267,43 @@ def _second_backward(ctx: RuleContext, site: Site, step: PathStep) -> Optional[C
     if steps:  # NB: a GAN: the step in between changed weights the first graph saved; retain_graph won't do
         return _shared_detached(ctx, site, body[:at], stmt, receiver, steps) or \
             Cause("backward.twice.why_stepped", (stmt.lineno,), (), params)
+    if _weights_changed(ctx):  # NB: the same, seen in the run: the graph's weights changed in place since
+        return _recomputed(ctx, site, body[:at], stmt, params) or \
+            Cause("backward.twice.why_stepped", (stmt.lineno,), (), params)
     return Cause(key, (stmt.lineno,), (), params, Retain(call, params["first"], stmt.lineno))
+
+
+def _weights_changed(ctx: RuleContext) -> bool:
+    """Whether the run saw parameters of the failing backward()'s graph changed in place after the ops that read
+    them (an optimizer's step, `p.add_(e_w)` under no_grad): retain_graph=True would only trade this error
+    for "modified by an inplace operation"."""
+    lineage = root(ctx).record.lineage
+    operands = failing_operands(ctx)
+    return lineage is not None and bool(operands) and bool(lineage.changed_leaves(operands[0]))
+
+
+def _recomputed(ctx: RuleContext, site: Site, before: List[ast.stmt], first: ast.stmt,
+                params: Dict[str, Any]) -> Optional[Cause]:
+    """The second backward() reads one tensor the block made before the first (`output = model(images)`), with
+    a call whose names are not bound again since: that call made again where the tensor is read."""
+    at = before.index(first)
+    reads = [n for n in ast.walk(site.receiver) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)] \
+        if site.receiver is not None else []
+    found = []
+    for name in dict.fromkeys(n.id for n in reads):
+        made = [s for s in before[:at] if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+        later = before[before.index(made[-1]) + 1:] if made else []
+        if made and isinstance(made[-1].value, ast.Call) and \
+                not names_in(made[-1].value) & set().union(set(), *(names_in(s, ast.Store) for s in later)):
+            found.append((name, made[-1]))
+    if len(found) != 1:
+        return None
+    name, made = found[0]
+    value = one_line(ctx.record.source, made.value)
+    return Cause("backward.twice.why_recompute", (first.lineno, made.lineno), (name,),
+                 {**params, "name": f"`{name}`", "made": made.lineno, "value": value},
+                 Recompute(tuple(n for n in reads if n.id == name), value))
 
 
 # -- a GAN's generator output, backpropagated by the discriminator's loss too --

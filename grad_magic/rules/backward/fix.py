@@ -17,7 +17,7 @@ from ...model import Fix, TextEdit
 from ..context import RuleContext
 from ..kit import PRIMARIES, appended, one_line
 from .culprit import Site, alone_on_lines
-from .causes import Detach, DetachAt, Drop, DetachReads, Move, Remedy, Retain, State, Sum
+from .causes import Detach, DetachAt, Drop, DetachReads, Move, Recompute, Remedy, Retain, State, Sum
 
 # -- backward-non-scalar --
 
@@ -76,6 +76,8 @@ def twice_fix(ctx: RuleContext, remedy: Remedy) -> Optional[Fix]:
         return _sum_fix(ctx, remedy)
     if isinstance(remedy, Move):
         return _move_fix(ctx, remedy)
+    if isinstance(remedy, Recompute):
+        return _recompute_fix(ctx, remedy)
     if isinstance(remedy, Drop):
         return _drop_fix(ctx, remedy)
     return _retain_fix(ctx, remedy)
@@ -159,6 +161,13 @@ def _move_fix(ctx: RuleContext, remedy: Move) -> Optional[Fix]:
 def _line_span(linenos: List[int]) -> str:
     lo, hi = min(linenos), max(linenos)
     return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _recompute_fix(ctx: RuleContext, remedy: Recompute) -> Optional[Fix]:
+    src = ctx.record.source
+    edits = [TextEdit(*node_span(src, n), remedy.value) for n in remedy.reads]
+    return make_fix(src, edits, ctx.say("backward.twice.fix_recompute", name=remedy.reads[0].id,
+                                        value=remedy.value, lineno=remedy.reads[0].lineno))
 
 
 def _retain_fix(ctx: RuleContext, remedy: Retain) -> Optional[Fix]:

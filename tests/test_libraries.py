@@ -192,3 +192,18 @@ def test_transformers_sequence_classifier_given_token_labels_marks_where_the_mod
     assert d.kind == "batch-size-mismatch", d.kind
     assert any(sl.elsewhere and sl.lineno == 6 for sl in d.lines), _lines(d)  # `model = BertFor...(config)`
     assert "model built on line 6" in d.why
+
+
+def test_transformers_regression_head_given_int_labels_is_target_dtype_not_generic(shell):
+    # NB: with num_labels=1 the model casts its logits to the labels' dtype (deberta_v2), so mse_loss computes
+    # in int64 and says only '"mse_cpu" not implemented for 'Long''
+    run(shell, "import torch\nfrom transformers import DebertaV2Config, DebertaV2ForSequenceClassification\n"
+               "model = DebertaV2ForSequenceClassification(DebertaV2Config(vocab_size=50, hidden_size=16,\n"
+               "    num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, num_labels=1))\n")
+    result = run(shell, "%%gradcheck\nscores = torch.tensor([0, 1, 1, 0])\n"
+                        "loss = model(input_ids=torch.randint(1, 50, (4, 6)), labels=scores).loss\n")
+    assert isinstance(result.error_in_exec, NotImplementedError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "target-dtype", d.kind
+    assert "float targets" in d.title and "int64" in d.title
+    assert any(not sl.elsewhere and sl.lineno == 3 for sl in d.lines), _lines(d)

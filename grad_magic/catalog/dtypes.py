@@ -109,6 +109,21 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "{loss} wants float targets, and the target is {found}",
         "zh": "{loss} 需要浮点类型的目标，而目标张量是 {found}",
     },
+    "dtypes.target.title.regression": {
+        "en": "{loss} wants float targets, and the target is {found}",
+        "zh": "{loss} 需要浮点类型的目标，而目标张量是 {found}",
+    },
+    "dtypes.target.summary.regression": {
+        "en": "Regression losses (mse, l1, smooth_l1, huber) subtract the target from the prediction: both must "
+              "be float tensors.",
+        "zh": "回归损失（mse、l1、smooth_l1、huber）用预测减去目标：两者都必须是浮点张量。",
+    },
+    "dtypes.target.why.regression": {
+        "en": "{loss} computes in the dtype of what it is given, and has no integer version: {found} targets "
+              "(whole-number scores, or labels read as int) must become float, which keeps their values.",
+        "zh": "{loss} 按输入的 dtype 计算，而且没有整数版本：{found} 类型的目标（整数分数，或按 int 读入的标签）"
+              "必须转换为浮点数，这不会改变它们的值。",
+    },
     "dtypes.target.summary.class": {
         "en": "Class-index losses (cross_entropy, nll_loss) use the target to pick a column: it must be an "
               "integer tensor (int64).",

@@ -19,7 +19,7 @@ from ..context import RuleContext
 from ..kit import names_an_argument, text_of
 from ..places import root, with_lines
 from ..registry import rule
-from .culprit import (BINARY_LOSSES, CLASS_LOSSES, WANT, DtypeLoss, Operand, blames_target, calls_backward,
+from .culprit import (BINARY_LOSSES, CLASS_LOSSES, REGRESSION_LOSSES, WANT, DtypeLoss, Operand, blames_target, calls_backward,
                       cast_scores, facts, failing_statement, loss_on, met_by, names_of, not_target, odd_operand,
                       operands)
 from .culprit_beyond import caller_argument, global_origin, int_fill, loader_origin
@@ -98,6 +98,7 @@ def placed(ctx: RuleContext, far: Optional[Beyond], lines: Sequence[Optional[int
     "expected scalar type Long but found Float (nll_loss / cross_entropy, torch 1.7 ... 2.11)",
     "Found dtype Long but expected Float (binary_cross_entropy with integer labels)",
     "result type Float can't be cast to the desired output type Long (BCEWithLogits with integer labels)",
+    "\"mse_cpu\" not implemented for 'Long' (a library's regression head casting its output to int labels)",
 ), fix="`.long()` / `.float()` where the targets are made, else on the loss call's target")
 def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]:
     """A loss given targets of the wrong type: float class labels, or integer labels for a binary loss."""
@@ -105,6 +106,8 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     loss = loss_on(ctx, stmt) if stmt is not None else None
     if loss is not None and loss.wants != err.want:
         return None
+    if err.regression and loss is not None:
+        return None  # NB: the user's own call computed in an integer dtype: the input is integer too
     if not err.sure and not blames_target(ctx, loss, err.found) and not _op_blames_target(ctx, err):
         return None  # NB: the same words come from other ops: only a loss whose target has the found type
     target = loss.call.target if loss is not None else None
@@ -132,8 +135,8 @@ def _op_blames_target(ctx: RuleContext, err: TargetDtypeError) -> bool:
     found type: a loss called inside a library (a Trainer's model computing its own loss)."""
     failed = root(ctx).record.failed_ops
     event = failed[-1] if failed else None
-    return event is not None and event.name in CLASS_LOSSES | BINARY_LOSSES and len(event.targets) >= 2 \
-        and event.targets[1].dtype == err.found
+    return event is not None and event.name in CLASS_LOSSES | BINARY_LOSSES | REGRESSION_LOSSES and \
+        len(event.targets) >= 2 and event.targets[1].dtype == err.found
 
 
 def _traced_target(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]:
@@ -185,7 +188,8 @@ def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLo
     lineno = ctx.record.error_lineno
     name = names[0] if names else ""
     found = err.found or "?"
-    family = "class" if err.want == "int64" else "binary"
+    family = "class" if err.want == "int64" else "regression" if err.regression or \
+        loss is not None and loss.name in REGRESSION_LOSSES else "binary"
     loss_text = _loss_text(ctx, loss) if loss is not None else ctx.say("dtypes.the_loss")
     target = f"`{text_of(ctx.record.source, loss.call.target)}`" if loss is not None and \
         loss.call.target is not None else ctx.say("dtypes.the_target")

@@ -23,6 +23,8 @@ from .message import INTEGRAL, DtypeMismatchError
 CLASS_LOSSES = frozenset({"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"})
 BINARY_LOSSES = frozenset({"binary_cross_entropy", "binary_cross_entropy_with_logits", "BCELoss",
                            "BCEWithLogitsLoss"})
+REGRESSION_LOSSES = frozenset({"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "MSELoss", "L1Loss",
+                               "SmoothL1Loss", "HuberLoss"})
 WANT = "float32"  # NB: two float types meeting: the fix always makes the odd one float32, the weights' type
 
 
@@ -52,7 +54,7 @@ def loss_on(ctx: RuleContext, stmt: ast.stmt) -> Optional[DtypeLoss]:
     found = []
     for call in loss_calls(ctx, calls_in(stmt), lambda _: True):  # NB: a loss is known by its name, below
         name = loss_name(call)
-        if name in CLASS_LOSSES or name in BINARY_LOSSES:
+        if name in CLASS_LOSSES or name in BINARY_LOSSES or name in REGRESSION_LOSSES:
             found.append(DtypeLoss(call, name, "int64" if name in CLASS_LOSSES else "float32"))
     return found[0] if len(found) == 1 else None
 

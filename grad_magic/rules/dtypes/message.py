@@ -26,6 +26,10 @@ CUDA_TARGET = re.compile(r"\"nll_loss[a-z0-9_]*\" not implemented for '(?P<found
 # integer logits: 2.13 NotImplementedError, RuntimeError before 2.0; "host_softmax" is CUDA / torch 1.x
 INT_LOGITS = re.compile(r"\"(?:log_softmax|softmax|host_softmax|nll_loss)[a-z0-9_]*\" not implemented for "
                         r"'(?P<found>Long|Int|Short|Char|Byte|Bool)'")
+# a regression loss given integer values (2.13: mse_loss / smooth_l1_loss / huber_loss when what it computes in
+# is integer: a transformers model with num_labels=1 given int labels; the CUDA kernels say "mse_cuda")
+REGRESSION_KERNEL = re.compile(r"\"(?:mse|smooth_l1|huber|l1)_[a-z0-9_]*\" not implemented for "
+                               r"'(?P<found>Long|Int|Short|Char|Byte|Bool)'")
 MISMATCH: Tuple[re.Pattern, ...] = (
     re.compile(r"mat1 and mat2 must have the same dtype(?:, but got (?P<a>[A-Za-z0-9]+) and "
                r"(?P<b>[A-Za-z0-9]+))?"),  # nn.Linear, addmm: torch >= 1.13 ("but got" since 2.1)
@@ -63,6 +67,7 @@ class TargetDtypeError:
     want: str  # "int64" (class labels) or "float32" (binary targets)
     found: Optional[str]  # the dtype given; None when the message's name for it is unknown
     sure: bool  # whether the message alone says it is the target
+    regression: bool = False  # the message names a regression loss's kernel (mse, smooth_l1, huber)
 
 
 def parse_target_dtype(message: str) -> Optional[TargetDtypeError]:
@@ -79,6 +84,9 @@ def parse_target_dtype(message: str) -> Optional[TargetDtypeError]:
     m = EXPECTED_FOUND.search(message)
     if m and torch_dtype(m["expected"]) == "int64" and torch_dtype(m["found"]) not in INTEGRAL:
         return TargetDtypeError("int64", torch_dtype(m["found"]), False)
+    m = REGRESSION_KERNEL.search(message)
+    if m:
+        return TargetDtypeError("float32", torch_dtype(m["found"]), False, regression=True)
     m = FOUND_EXPECTED.search(message) or CAST.search(message)
     if m and torch_dtype(m["found"]) in INTEGRAL:
         return TargetDtypeError("float32", torch_dtype(m["found"]), False)

@@ -184,3 +184,11 @@ def test_a_second_backward_after_the_weights_changed_in_place_recomputes_the_for
     d = card_of(shell, cells, "backward-twice", raises=RuntimeError)
     fixed = fix_runs_clean(shell, cells, d)
     assert "    net(x).abs().mean().backward()" in fixed[-1] and "retain_graph" not in fixed[-1]
+
+
+def test_a_loss_made_anew_from_item_numbers_marks_where_the_numbers_were_taken(shell):
+    cells = ["import torch\nnet = torch.nn.Linear(3, 1)\n\n\ndef step_loss(x):\n    total = 0\n"
+             "    total += net(x).pow(2).mean().item()\n    return torch.tensor(total)\n",
+             "%%gradcheck\nstep_loss(torch.randn(4, 3)).backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (1, 7) in lines_of(d)

@@ -254,3 +254,32 @@ def test_a_class_list_that_is_not_all_names_says_nothing_about_the_labels(shell)
              "%%gradcheck\nloss = nn.functional.cross_entropy(head(x), y)\n"]
     d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
     assert d.fix is None
+
+
+# -- target-size-mismatch --
+
+def test_target_size_wordings_of_this_torch_are_the_ones_keyed_on():
+    from grad_magic.rules.shapes.target_size import Sizes, parse_sizes
+    logits, probs, labels = torch.randn(4, 1), torch.rand(4, 1), torch.rand(4)
+    for loss, args in ((torch.nn.functional.binary_cross_entropy_with_logits, (logits, labels)),
+                       (torch.nn.functional.binary_cross_entropy, (probs, labels))):
+        with pytest.raises(ValueError) as raised:
+            loss(*args)
+        assert parse_sizes(str(raised.value)) == Sizes((4, 1), (4,)), str(raised.value)
+
+
+@pytest.mark.parametrize("longer,shorter,dim", [((16, 1), (16,), 1), ((1, 16), (16,), 0), ((8, 1, 3), (8, 3), 1),
+                                                ((16, 2), (16,), None), ((16, 1), (8,), None)])
+def test_the_extra_unit_dimension(longer, shorter, dim):
+    from grad_magic.rules.shapes.target_size import extra_unit_dim
+    assert extra_unit_dim(longer, shorter) == dim
+
+
+def test_a_target_with_the_extra_column_is_squeezed_on_the_loss_call(shell):
+    cells = ["import torch\nhead = torch.nn.Linear(4, 1)\ncriterion = torch.nn.BCELoss()\n",
+             "%%gradcheck\nx, y = torch.randn(6, 4), torch.randint(0, 2, (6, 1)).float()\n"
+             "loss = criterion(torch.sigmoid(head(x)).view(-1), y)\nloss.backward()\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (2, 3) in lines_of(d) and "(6, 1)" in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "criterion(torch.sigmoid(head(x)).view(-1), y.squeeze(1))" in fixed[-1]

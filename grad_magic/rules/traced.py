@@ -114,18 +114,24 @@ def built_at(ctx: RuleContext, tensor: torch.Tensor) -> Optional[Born]:
 def target_values_born(ctx: RuleContext, target: torch.Tensor, label: Optional[int]) -> Optional[Born]:
     """Where a loss's class labels got their values: followed back through integer tensors to the op that made
     them from data (a list, an array) or to the earlier cell that bound them; then, reading that statement, the
-    line holding the out-of-range label as a literal (`[12, 60, -1, -1]`), else the assignment of the array
-    the line converts (`mask = np.asarray(...)` before `torch.as_tensor(mask)`)."""
-    found = born(ctx, target, lambda m: not m.dtype.is_floating_point)
+    line holding the out-of-range label as a literal (`[12, 60, -1, -1]`), else the data it converts."""
+    return from_data(ctx, born(ctx, target, lambda m: not m.dtype.is_floating_point), label)
+
+
+def from_data(ctx: RuleContext, found: Optional[Born], literal: Optional[int] = None) -> Optional[Born]:
+    """`found` (where a tensor got what it carries) refined, when the op made it from Python data rather than
+    from tensors (`torch.tensor(total)`, `torch.as_tensor(mask)`, a literal bound in an earlier cell): the line
+    of the statement holding `literal`, else the last assignment, in the same function, of the data the line
+    converts (`total += loss.item()` before `torch.tensor(total)`)."""
     if found is None or found.birth is not None and found.birth.inputs:
         return found  # NB: made from other tensors by an op of the user's: that line says it
     tree = cell_tree(found.at.record.source)
     stmt = enclosing_statement(tree, found.lineno) if tree is not None else None
     if tree is None or stmt is None:
         return found
-    literal = _literal_line(stmt, label) if label is not None else None
-    if literal is not None:
-        return Born(found.at, literal, found.birth)
+    line = _literal_line(stmt, literal) if literal is not None else None
+    if line is not None:
+        return Born(found.at, line, found.birth)
     read = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
             and n.lineno == found.lineno}
     scope = qualname_at(tree, stmt.lineno)

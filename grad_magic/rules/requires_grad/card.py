@@ -21,7 +21,7 @@ from ..context import RuleContext
 from ..kit import callee_name, code_text, fact_for, line_code, quote
 from ..places import root, view_on, with_lines
 from ..registry import rule
-from ..traced import Born, failing_operands, marked
+from ..traced import Born, born, failing_operands, from_data, marked
 from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
                       backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
                       modules_called, short_cut)
@@ -68,6 +68,9 @@ def _cut_at(ctx: RuleContext) -> Optional[Born]:
         for filename, lineno in frames[:1]:
             at = view_on(top, filename, lineno)
             return Born(at, lineno, birth) if at is not None else None
+        if birth is None:  # NB: no op cut it: made anew from numbers (`torch.tensor(total)` after `.item()`)
+            made = born(ctx, t, lambda m: not m.requires_grad)
+            return from_data(ctx, made) if made is not None and made.birth is not None else None
     return None
 
 

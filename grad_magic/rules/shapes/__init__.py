@@ -8,8 +8,10 @@ culprit_*.py per rule). Fixes are single spots in the cell (fix.py): a flatten a
 `in_features`/`out_features`, a target flattened or shifted by one, or a `view(-1, N)` that keeps the batch
 (with the Linear that takes N). When the numbers do not pin the cause down, no fix. The cards: card.py.
 
-Order: shape-mismatch, batch-size-mismatch, target-out-of-range.
+Order: shape-mismatch, batch-size-mismatch, target-out-of-range, target-size-mismatch (target_size.py: a binary
+cross-entropy's target of another shape than its input).
 """
 from __future__ import annotations
 
 from . import card  # noqa: F401 -- registers shape-mismatch, batch-size-mismatch, target-out-of-range
+from . import target_size  # noqa: F401 -- registers target-size-mismatch

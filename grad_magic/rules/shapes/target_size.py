@@ -1,0 +1,129 @@
+"""`target-size-mismatch`: a binary cross-entropy whose target has another shape than its input -- most often
+a model ending in `nn.Linear(..., 1)` (outputs (N, 1)) scored against labels of shape (N,).
+
+Reads the message (the two sizes), the failing loss op as the tracker recorded it (its input and target, shapes
+only), and the loss call on the failing line (which argument is the input, which the target). The fix is one
+spot: when the two shapes differ only by a dimension of size 1, that dimension squeezed out of the side that
+has it, on the loss call (`criterion(output.squeeze(1), target)`): the same numbers, compared pairwise.
+Wording only through catalog keys `shapes.size.*`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import torch
+
+from ... import catalog
+from ...cell import cell_tree, node_span
+from ...edits import make_fix
+from ...facts import shape_text
+from ...model import ERROR, Diagnosis, Fix, TextEdit
+from ..context import RuleContext
+from ..kit import calls_on_line, failed_op, loss_calls, one_line, parenthesised, quote
+from ..registry import rule
+from .culprit import fact
+
+KIND = "target-size-mismatch"
+BINARY_OPS = ("binary_cross_entropy_with_logits", "binary_cross_entropy")
+BINARY_MODULES = (torch.nn.BCEWithLogitsLoss, torch.nn.BCELoss)
+_SIZE = r"torch\.Size\(\[(?P<{}>[\d, ]*)\]\)"
+MESSAGES = (
+    # binary_cross_entropy_with_logits (torch >= 1.0, still 2.13): a ValueError from torch/nn/functional.py
+    re.compile(r"Target size \(" + _SIZE.format("target") + r"\) must be the same as input size \("
+               + _SIZE.format("input") + r"\)"),
+    # binary_cross_entropy (BCELoss), torch >= 1.0: a ValueError
+    re.compile(r"Using a target size \(" + _SIZE.format("target") + r"\) that is different to the input size \("
+               + _SIZE.format("input") + r"\) is deprecated"),
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    input: Tuple[int, ...]
+    target: Tuple[int, ...]
+
+
+def parse_sizes(message: str) -> Optional[Sizes]:
+    for pattern in MESSAGES:
+        m = pattern.search(message)
+        if m is not None:
+            return Sizes(_dims(m["input"]), _dims(m["target"]))
+    return None
+
+
+def _dims(text: str) -> Tuple[int, ...]:
+    return tuple(int(d) for d in text.split(",") if d.strip())
+
+
+def extra_unit_dim(longer: Tuple[int, ...], shorter: Tuple[int, ...]) -> Optional[int]:
+    """The index of the one size-1 dimension `longer` has and `shorter` lacks (None when not so)."""
+    if len(longer) != len(shorter) + 1:
+        return None
+    for i, d in enumerate(longer):
+        if d == 1 and longer[:i] + longer[i + 1:] == shorter:
+            return i
+    return None
+
+
+@rule(KIND, raises=ValueError, parse=parse_sizes, matches=(
+    "Target size (torch.Size([16])) must be the same as input size (torch.Size([16, 1])) (BCEWithLogits)",
+    "Using a target size (torch.Size([16])) that is different to the input size (torch.Size([16, 1])) is "
+    "deprecated (BCELoss)",
+), fix="the extra size-1 dimension squeezed out on the loss call (`criterion(output.squeeze(1), target)`)")
+def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
+    """A binary cross-entropy given a target of another shape than its input."""
+    lineno = ctx.record.error_lineno
+    tree = cell_tree(ctx.record.source)
+    call = _loss_call(ctx, tree)
+    op = failed_op(ctx, BINARY_OPS)
+    shots = op.targets if op is not None else ()
+    names = [one_line(ctx.record.source, n) if n is not None else "" for n in
+             ((call.input, call.target) if call is not None else (None, None))]
+    shown = [quote(n) or ctx.say(f"shapes.the_{side}") for n, side in zip(names, ("input", "target"))]
+    fix, squeezed = _squeeze_fix(ctx, call, sizes)
+    why = [ctx.say("shapes.size.why", input=shown[0], target=shown[1], in_shape=shape_text(sizes.input),
+                   target_shape=shape_text(sizes.target))]
+    if squeezed is not None:
+        why.append(ctx.say("shapes.size.unit_dim", side=shown[squeezed[0]], dim=squeezed[1]))
+    else:
+        why.append(ctx.say("shapes.size.no_fix"))
+    return ctx.diagnosis(
+        KIND, ERROR, title=ctx.say("shapes.size.title", input=shown[0], target=shown[1],
+                                   in_shape=shape_text(sizes.input), target_shape=shape_text(sizes.target)),
+        summary=ctx.say("shapes.size.summary"),
+        what=ctx.say("shapes.size.what", lineno=lineno or "?", in_shape=shape_text(sizes.input),
+                     target_shape=shape_text(sizes.target)),
+        why=catalog.sentences(why, ctx.language, capitalise=True), where=ctx.where(lineno),
+        lines=[lineno] if lineno else [], names=[n for n in names if n.isidentifier()],
+        tensors=[fact(n or side, s) for n, side, s in zip(names, ("input", "target"), shots)], fix=fix)
+
+
+def _loss_call(ctx: RuleContext, tree: Optional[ast.Module]) -> Any:
+    """The binary cross-entropy called on the failing line, when there is exactly one."""
+    if tree is None:
+        return None
+    functions = (torch.nn.functional.binary_cross_entropy_with_logits, torch.nn.functional.binary_cross_entropy)
+    found = loss_calls(ctx, calls_on_line(tree, ctx.record.error_lineno),
+                       lambda f: f in functions or f in BINARY_MODULES or isinstance(f, BINARY_MODULES))
+    return found[0] if len(found) == 1 and found[0].input is not None and found[0].target is not None else None
+
+
+def _squeeze_fix(ctx: RuleContext, call: Any, sizes: Sizes) -> Tuple[Optional[Fix], Optional[Tuple[int, int]]]:
+    """`.squeeze(k)` on the side with the extra size-1 dimension k; (fix, (side, k)), side 0 the input."""
+    if call is None:
+        return None, None
+    for side, (longer, shorter) in enumerate(((sizes.input, sizes.target), (sizes.target, sizes.input))):
+        dim = extra_unit_dim(longer, shorter)
+        if dim is None:
+            continue
+        node = (call.input, call.target)[side]
+        src = ctx.record.source
+        start, end = node_span(src, node)
+        edit = TextEdit(start, end, f"{parenthesised(src[start:end], node)}.squeeze({dim})")
+        fix = make_fix(src, [edit], ctx.say("shapes.size.fix", name=one_line(src, node), dim=dim,
+                                            lineno=ctx.record.error_lineno))
+        return fix, (side, dim)
+    return None, None

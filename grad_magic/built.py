@@ -7,7 +7,8 @@ frames on the stack then: the `__init__` line that made the layer, the cell line
 that traces a failing op's operand back to a parameter (the classifier that made the logits) asks here which
 line made it.
 
-Bounded (MAX_PARAMETERS, oldest forgotten first) and weak: no parameter is kept alive. Costs one walk of the
+Bounded (MAX_PARAMETERS, oldest forgotten first) and weak: no parameter is kept alive, and a freed one's entry
+goes with it. Costs one walk of the
 stack per parameter registered (module construction only, never a forward or a step); never runs user code.
 """
 from __future__ import annotations
@@ -51,13 +52,19 @@ class Built:
                 return
             frames = self._sources.stack(frame_at(2), None)[1]
             if frames:
-                made = self._made
-                made.pop(id(param), None)
-                made[id(param)] = (weakref.ref(param), frames)
+                made, key = self._made, id(param)
+                made.pop(key, None)
+                made[key] = (weakref.ref(param, lambda ref: self._forget(key, ref)), frames)
                 while len(made) > MAX_PARAMETERS:
                     del made[next(iter(made))]
         except Exception:  # NB: watching never changes what the user's code does
             pass
+
+    def _forget(self, key: int, ref: weakref.ref) -> None:
+        """A recorded parameter was freed: its entry goes (a session builds many models over its cells)."""
+        entry = self._made.get(key)
+        if entry is not None and entry[0] is ref:
+            del self._made[key]
 
 
 _BUILT: Optional[Built] = None

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 _IPYTHON_7_NAME = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")  # IPython 7 (Colab): `<ipython-input-5-…>`
 MAX_FRAMES = 8  # user frames kept per recorded event, innermost first
+MAX_KNOWN = 256  # file names whose user-or-library answer is remembered
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,8 @@ class Sources:
         """Cells and the user's own files; not libraries, not `<frozen …>` or `<string>` code."""
         known = self._user.get(filename)
         if known is None:
+            if len(self._user) >= MAX_KNOWN:  # NB: each cell is a new file name; a long session sees thousands
+                self._user.clear()
             known = self._user[filename] = self._is_user(filename)
         return known
 

@@ -70,8 +70,13 @@ def _cut_at(ctx: RuleContext) -> Optional[Born]:
             return Born(at, lineno, birth) if at is not None else None
         if birth is None:  # NB: no op cut it: made anew from numbers (`torch.tensor(total)` after `.item()`)
             made = born(ctx, t, lambda m: not m.requires_grad)
-            return from_data(ctx, made) if made is not None and made.birth is not None else None
+            return (from_data(ctx, made) if made is not None and made.birth is not None
+                    and made.birth.op in _FROM_NUMBERS else None)
     return None
+
+
+# NB: torch's constructors from Python data; a factory (`randn`, `zeros`) made data, not a loss from numbers
+_FROM_NUMBERS = frozenset({"tensor", "as_tensor", "asarray", "from_numpy", "scalar_tensor"})
 
 
 _GRAD_OFF = re.compile(r"\b(no_grad|inference_mode|set_grad_enabled)\b")

@@ -27,7 +27,7 @@ from torch.optim.optimizer import (register_optimizer_step_post_hook,
 from .live import LiveWatch
 from .model import Diagnosis
 from .graphprobe import probe
-from .record import CapturedWarning, RunRecord
+from .record import ANOMALY_REPORT, CapturedWarning, RunRecord
 from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
 from .warnwatch import RECORDER_CODE, WarningRecorder
@@ -104,6 +104,7 @@ class Capture:
             anomaly = AnomalyWatch((True, opts.check_nan))
             undo.append(anomaly.uninstall)
             anomaly.install()
+            recorder.folded = functools.partial(_folded, anomaly)
             trace = TraceFilter(self._hidden_frames, TRACKER_CODE if opts.track else frozenset())
             undo.append(trace.uninstall)
             trace.install()
@@ -186,6 +187,11 @@ class Capture:
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
             compiled=bool(log and log.compiled) or _through_compiled(exc),
             lineage=log.lineage if log else None)
+
+
+def _folded(anomaly: AnomalyWatch, text: str) -> bool:
+    """Anomaly mode's report of a failing backward, where the anomaly mode is grad_magic's alone."""
+    return text.startswith(ANOMALY_REPORT) and anomaly.ours_alone()
 
 
 def capture(options: CaptureOptions = CaptureOptions(), **kwargs: Any) -> Capture:

@@ -81,7 +81,7 @@ class GradMagics(Magics):
 
         As a line magic: `%gradcheck on` watches every following cell (at --fast cost; a cell marked
         %%gradcheck still runs in full mode), `%gradcheck on --quiet` without warning cards, `%gradcheck off`
-        stops, `%gradcheck` says whether it is on.
+        stops, `%gradcheck` says whether it is on, `%gradcheck details` shows the last cards in full (text).
         """
         __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame in tracebacks
         if cell is None:
@@ -108,12 +108,25 @@ class GradMagics(Magics):
             status = watch.status()
             watch.stop()
             print(catalog.message("always.off", cells=status.cells, cards=status.cards))
+        elif words == ["details"]:
+            self._details()
         elif not words:
             status = watch.status()
             print(catalog.message("always.status_on" if status.on else "always.status_off",
                                   cells=status.cells, cards=status.cards))
         else:
             raise UsageError(catalog.message("always.usage", line=line.strip()))
+
+    @staticmethod
+    def _details() -> None:
+        """The last run's cards in full, as text: what a terminal's short card leaves out."""
+        from .render import text
+
+        shown = state.last_diagnoses()
+        if not shown:
+            print(catalog.message("always.no_cards"))
+        for d in shown:
+            print(text.render(d, color=text.supports_color(), width=text.terminal_width()) + "\n")
 
     @line_magic
     def gradfix(self, line: str) -> None:

@@ -121,6 +121,7 @@ class Diagnosis:
     cell: Optional[int] = None  # In [k] of the running cell, when known
     elsewhere: Tuple[CellSource, ...] = ()  # other cells' text, for the lines and fixes there
     live: Optional[LiveInfo] = None  # shown while the cell ran; None for a card shown when it ended
+    trace: str = ""  # anomaly mode's report of the failing backward ("Error detected in ..."), when the run had one
 
     @property
     def is_error(self) -> bool:

@@ -84,6 +84,9 @@ class StepEvent:
     fresh_params: int = 0  # grads a backward made or added to since the optimizer's previous step
 
 
+ANOMALY_REPORT = "Error detected in "  # NB: how anomaly mode's report of a failing backward begins
+
+
 @dataclass(frozen=True)
 class CapturedWarning:
     category: str

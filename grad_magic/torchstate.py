@@ -64,6 +64,11 @@ class AnomalyWatch:
         if self._put_back:
             self._own(self._put_back)  # NB: setting it twice (an interrupted undo run again) is harmless
 
+    def ours_alone(self) -> bool:
+        """Whether anomaly mode is now on only because grad_magic turned it on (a plain cell would run
+        without it): its report of a failing backward is then grad_magic's to fold into the card."""
+        return not self.closed and anomaly_state()[0] and anomaly_state() == self._last and not self._plain[0]
+
     def lifts_nan_check(self) -> bool:
         """Whether the NaN check now on is grad_magic's alone (a plain cell would not check for NaN): a
         backward() on `meta` tensors runs without it, since the check reads each gradient's value (`.item()`

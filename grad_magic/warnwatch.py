@@ -8,6 +8,9 @@ of a notebook would drop them before any `showwarning` runs. So while a run last
 stands first in `warnings.filters`: it lets those two through to the recorder (and nothing else, and only
 while the recorder is the `showwarning`), which records them and then warns again, in the same place,
 through the user's filters alone -- shown, hidden, raised or counted once exactly as without grad_magic.
+Anomaly mode's report where the anomaly mode is grad_magic's alone (`%%gradcheck` turned it on, the user had
+not) is not warned again: a plain cell never prints it; the card folds it in (its forward line named, the raw
+trace in a collapsed detail).
 
 NB: the filters are never replaced and their version is never bumped (`warnings._filters_mutated`): a
 bump empties every module's once-registry, and each "default" warning the user has seen would fire again.
@@ -25,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import torch.overrides
 
-from .record import CapturedWarning
+from .record import ANOMALY_REPORT, CapturedWarning
 from .sources import frame_at
 from .lighttrack import WRAPPER_CODE
 from .tracker import OpTracker
@@ -61,6 +64,9 @@ class WarningRecorder:
         self._armed: Optional[Tuple[int, str]] = None  # (thread, text) of the warning our filter just let through
         self._passing: Set[int] = set()  # threads warning again through the user's filters
         self._evidence: Set[Tuple[str, str, int]] = set()  # (text, file, line) of torch's evidence recorded
+        # NB: evidence a plain cell would never have raised (anomaly mode's report, where the anomaly mode is
+        # grad_magic's alone): recorded for the card, which folds it in, and not shown
+        self.folded: Callable[[str], bool] = lambda text: False
         self.closed = False
 
     def install(self) -> None:
@@ -118,6 +124,8 @@ class WarningRecorder:
             self._sink.append(CapturedWarning(category.__name__, text, filename, lineno))
         if not evidence:
             return self._shown(message, category, filename, lineno, file, line)
+        if self.folded(text):
+            return None
         return self._warn_again(message, category, filename, lineno, frame)
 
     def _warn_again(self, message: Any, category: Any, filename: str, lineno: int,

@@ -3,7 +3,8 @@
 # the demos and tests need.
 #
 # Besides Python 3.9+, the tests need Node.js 18+ with npm (the extension's build and its jest tests) and
-# Chromium (the real-browser tests; Debian's /usr/bin/chromium, or GRAD_MAGIC_CHROMIUM=/path/to/chrome).
+# Chromium (the real-browser tests; Debian's /usr/bin/chromium, or GRAD_MAGIC_CHROMIUM=/path/to/chrome), and
+# tmux (the terminal test that reads a 120x40 pane).
 # Run as root on Debian/Ubuntu, this installs what is missing with apt-get; anywhere else it says what to
 # install and carries on: the demos need none of them, and the tests that do are skipped, each with its
 # reason in the summary (under CI=true they fail instead).
@@ -17,6 +18,7 @@ CHROMIUM=${GRAD_MAGIC_CHROMIUM:-/usr/bin/chromium}
 need=()
 node_ok || need+=(nodejs npm)
 [ -x "$CHROMIUM" ] || [ -n "${GRAD_MAGIC_CHROMIUM:-}" ] || need+=(chromium)
+command -v tmux >/dev/null || need+=(tmux)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "installing ${need[*]} with apt-get"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } \
@@ -25,6 +27,7 @@ fi
 missing=()
 node_ok || missing+=("Node.js 18 or newer with npm (Debian: apt-get install nodejs npm; else https://nodejs.org)")
 [ -x "$CHROMIUM" ] || missing+=("Chromium at $CHROMIUM (Debian: apt-get install chromium; else Chrome and GRAD_MAGIC_CHROMIUM=its path)")
+command -v tmux >/dev/null || missing+=("tmux (Debian: apt-get install tmux)")
 # NB: ${a[@]+...}: an empty array under `set -u` in macOS's bash 3.2
 for what in ${missing[@]+"${missing[@]}"}; do say "missing: $what"; done
 if [ ${#missing[@]} -gt 0 ]; then

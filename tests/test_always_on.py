@@ -57,7 +57,8 @@ def test_cells_show_print_return_and_raise_as_without_the_watch():
         sh.run_line_magic("xmode", "Context")  # NB: as it was at the start (a cell sets it)
         sh.run_line_magic("gradcheck", "on")
         rows += [cell(body) for body in {SAME_CELLS!r}]
-        cards = [o["data"]["text/plain"][:60] for o in sh.display_pub.outputs]
+        cards = [o["data"]["text/plain"][:60] + " " + o["data"]["text/plain"].splitlines()[-1]
+                 for o in sh.display_pub.outputs]
         print(json.dumps([rows, cards]))
     """)
     rows, cards = json.loads(out.splitlines()[-1])
@@ -203,7 +204,7 @@ def test_the_config_file_turns_it_on_at_load():
         sh.run_line_magic("load_ext", "grad_magic")
         sh.display_pub = dp.CapturingDisplayPublisher()
         cell("import torch\\na = torch.ones(2, requires_grad=True)\\na.add_(1)\\n")
-        print(json.dumps([o["data"]["text/plain"][:80] for o in sh.display_pub.outputs]))
+        print(json.dumps([o["data"]["text/plain"].splitlines()[-1] for o in sh.display_pub.outputs]))
     """)
     cards = json.loads(out.splitlines()[-1])
     assert len(cards) == 1 and "leaf-modified-in-place" in cards[0], cards

@@ -314,14 +314,19 @@ y.sum().backward()
 """
 
 
-def _forward_trace(sh, cell: str) -> list:
-    """The frames (file, function) of the 'Traceback of forward call' torch warned with; cell files as <cell>."""
+def _forward_trace(sh, cell: str, folded: bool = False) -> list:
+    """The frames (file, function) of the 'Traceback of forward call' torch warned with (`folded`: the one the
+    card folded in, `Diagnosis.trace`); cell files as <cell>."""
     import re
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run(sh, cell)
-    text = next(str(w.message) for w in caught if "Traceback of forward call" in str(w.message))
+    reports = [str(w.message) for w in caught if "Traceback of forward call" in str(w.message)]
+    if folded:
+        assert reports == [], "the anomaly mode %%gradcheck turned on printed its report"
+        reports = [d.trace for d in grad_magic.last_diagnoses() if d.trace]
+    text = reports[0]
     frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', text)
     cell = ("<ipython-input", "ipykernel")  # NB: a cell's code is `<module>`, or `<cell line: N>` in IPython 7.34
     return [("<cell>", "<cell>") if f.startswith(cell) or cell[1] in f else (f, name) for f, name in frames]
@@ -335,12 +340,21 @@ _TRACE_CELL_DISPATCHED = _TRACE_CELL.replace("a.sigmoid()", "torch.nn.functional
 def test_anomaly_traces_read_as_in_a_plain_cell(shell, cell):
     plain = _forward_trace(shell, "import torch\nwith torch.autograd.detect_anomaly():\n" + "".join(
         "    " + line + "\n" for line in cell.splitlines()))
-    checked = _forward_trace(shell, "%%gradcheck\n" + cell)
+    checked = _forward_trace(shell, "%%gradcheck\n" + cell, folded=True)
     assert checked and not [f for f, _ in checked if "grad_magic" in f or f.endswith("overrides.py") or
                             f.endswith("interactiveshell.py") and _ == "run_cell_magic"], checked
     assert checked == plain
     assert torch.fx.traceback.format_stack is not None and \
         type(torch.fx.traceback.format_stack).__module__ != "grad_magic.stacks"
+
+
+def test_a_cell_that_turns_anomaly_mode_on_itself_still_prints_its_report(shell):
+    """Only the anomaly mode grad_magic turned on is folded into the card: the user's own prints, as plain."""
+    cell = "import torch\nwith torch.autograd.detect_anomaly():\n" + "".join(
+        "    " + line + "\n" for line in _TRACE_CELL.splitlines())
+    plain = _forward_trace(shell, cell)
+    assert _forward_trace(shell, "%%gradcheck\n" + cell) == plain
+    assert grad_magic.last_diagnoses() and grad_magic.last_diagnoses()[0].trace.startswith("Error detected in")
 
 
 def test_a_warning_from_a_tracked_call_is_located_at_the_users_line():

@@ -99,6 +99,28 @@ def test_a_torch_error_has_the_traceback_of_a_plain_cell(shell, body, options):
     assert not [f for f, _, _ in checked if "grad_magic" in f or f.endswith("overrides.py")], checked
 
 
+def test_the_whole_traceback_is_a_plain_cells_with_no_magic_call_line(shell, capsys):
+    """From IPython's own frame on (what `sys.last_traceback`, `%debug` and the shown traceback read): no
+    `get_ipython().run_cell_magic('gradcheck', ...)` line, no "[... skipping hidden frames]"."""
+    def whole(tb):
+        frames = []
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            cell = code.co_filename.startswith(("<ipython-input-", "/tmp/ipykernel_"))
+            frames.append(("<cell>" if cell else code.co_filename, code.co_name))
+            tb = tb.tb_next
+        return frames
+
+    body = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n"
+    run(shell, body)
+    plain = whole(sys.last_traceback)
+    capsys.readouterr()
+    run(shell, "%%gradcheck\n" + body)
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    assert whole(sys.last_traceback) == plain
+    assert "run_cell_magic" not in shown and "skipping hidden" not in shown, shown[:3000]
+
+
 def test_a_magic_stacked_above_keeps_the_editor_line_numbers(shell, capsys):
     """`%%time` over `%%gradcheck`: the editor counts the `%%time` line, so do the traceback and the card;
     the fixed cell keeps it."""

@@ -10,7 +10,7 @@ import grad_magic
 from grad_magic import catalog
 from grad_magic.engine import diagnose
 from grad_magic.record import RunRecord
-from grad_magic.render import mimebundle
+from grad_magic.render import Card, mimebundle, text
 from grad_magic.rules.registry import RULES, rule
 from gm_shell import displayed, run
 
@@ -134,10 +134,13 @@ def test_html_card_escapes_user_text(hostile):
 
 def test_text_card_shows_the_culprit_line_and_error(shell):
     run(shell, "%%gradcheck\nx = 1\nraise ValueError('nope')\n")
-    text = displayed(shell)[0]["text/plain"]
-    assert ">   3 | raise ValueError('nope')" in text
-    assert "ValueError: nope" in text
-    assert "torch " + torch.__version__ in text
+    text = displayed(shell)[0]["text/plain"]  # NB: the short card a terminal shows after the traceback
+    assert ">   3 | raise ValueError('nope')" in text and "%gradcheck details" in text
+    assert text.splitlines()[-1] == "grad_magic · error · generic"
+    full = str(Card(grad_magic.last_diagnoses()[0]))
+    assert ">   3 | raise ValueError('nope')" in full
+    assert "ValueError: nope" in full
+    assert "torch " + torch.__version__ in full
 
 
 def test_config_sets_the_language_and_unload_restores_it(shell, monkeypatch):
@@ -183,14 +186,13 @@ def test_a_bare_diagnosis_shows_as_its_card_while_the_extension_is_loaded(shell)
     """The model knows no renderer: `render.Card` shows a Diagnosis, and while grad_magic is loaded IPython's
     formatters show a bare one (what `grad_magic.last_diagnosis()` returns) as its card too."""
     from grad_magic.model import Diagnosis
-    from grad_magic.render import Card
 
     record = RunRecord(filename="<c>", source="x\n", exception=RuntimeError("boom"), error_lineno=1)
     d = diagnose(record, {}, language="en")[0]
     assert not hasattr(Diagnosis, "_repr_mimebundle_")
     data, _ = shell.display_formatter.format(d)
-    assert data.keys() >= {"text/plain", "text/html"} and "boom" in data["text/plain"]
-    assert data["text/plain"].strip() == str(Card(d)).strip()
+    assert data.keys() >= {"text/plain", "text/html"} and "boom" in data["text/html"]
+    assert data["text/plain"] == text.render(d, width=text.terminal_width(), compact=True)
     shell.run_line_magic("unload_ext", "grad_magic")
     try:
         data, _ = shell.display_formatter.format(d)

@@ -31,10 +31,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "grad_magic 当前没有监视单元格：`%gradcheck on` 监视之后的每个单元格，`%%gradcheck` 只监视"
               "一个单元格。",
     },
+    "always.no_cards": {
+        "en": "The last run showed no card.",
+        "zh": "上一次运行没有显示卡片。",
+    },
     "always.usage": {
-        "en": "%gradcheck {line}: as a line magic it takes `on`, `on --quiet` or `off` (nothing: whether it is "
-              "on). To check one cell, put %%gradcheck (two %) on its first line.",
-        "zh": "%gradcheck {line}：作为行魔法命令，它只接受 `on`、`on --quiet` 或 `off`（不带参数：查看是否"
-              "开启）。要检查单个单元格，请在单元格第一行写 %%gradcheck（两个 %）。",
+        "en": "%gradcheck {line}: as a line magic it takes `on`, `on --quiet`, `off` or `details` (nothing: "
+              "whether it is on). To check one cell, put %%gradcheck (two %) on its first line.",
+        "zh": "%gradcheck {line}：作为行魔法命令，它只接受 `on`、`on --quiet`、`off` 或 `details`（不带参数："
+              "查看是否开启）。要检查单个单元格，请在单元格第一行写 %%gradcheck（两个 %）。",
     },
 }

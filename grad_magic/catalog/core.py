@@ -97,6 +97,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "card.original_error": {"en": "Original error", "zh": "原始错误"},
     "card.versions": {"en": "Versions", "zh": "版本"},
+    "card.details": {"en": "Details", "zh": "详情"},
+    "card.details_hint": {
+        "en": "Why, the tensors, the fixed cell and the original error: %gradcheck details",
+        "zh": "原因、相关张量、修复后的单元格和原始错误：%gradcheck details",
+    },
+    "card.trace": {"en": "torch's report of the forward call", "zh": "torch 对前向调用的报告"},
     "card.gradfix_hint": {
         "en": "Run %gradfix to put the fixed cell in the next input.",
         "zh": "运行 %gradfix 可将修复后的单元格放入下一个输入。",

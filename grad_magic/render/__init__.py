@@ -49,7 +49,9 @@ def mimebundle(d: Diagnosis) -> Dict[str, str]:
     from . import html, json, text
     from .common import cleaned
 
-    bundle: Dict[str, Any] = {"text/plain": text.render(d, color=text.supports_color())}
+    # NB: text/plain is what a terminal shows, after the traceback: the short card, at the terminal's width
+    bundle: Dict[str, Any] = {"text/plain": text.render(d, color=text.supports_color(), width=text.terminal_width(),
+                                                        compact=True)}
     for mime, renderer in (("text/html", html.render), (json.MIME, json.render)):
         try:
             bundle[mime] = renderer(d)

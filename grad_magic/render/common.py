@@ -81,9 +81,10 @@ class Excerpt:
     lines: List[ExcerptLine]
 
 
-def excerpts(d: Diagnosis) -> List[Excerpt]:
+def excerpts(d: Diagnosis, context: int = CONTEXT) -> List[Excerpt]:
     """One excerpt per cell the culprit lines are in: other cells first, as the lines list them, then the
-    running cell (also when it has no culprit line but nothing else is shown)."""
+    running cell (also when it has no culprit line but nothing else is shown); `context` lines around each
+    culprit line (0: the marked lines alone, what the card shows first)."""
     texts = {(c.cell, c.file): c.source for c in d.elsewhere}
     places: List[Tuple[Optional[int], str, bool]] = []
     for sl in d.lines:
@@ -96,7 +97,7 @@ def excerpts(d: Diagnosis) -> List[Excerpt]:
         source = texts.get((cell, file), "") if elsewhere else d.source
         marked = [sl for sl in d.lines if (sl.cell, sl.file, sl.elsewhere) == (cell, file, elsewhere)]
         found.append(Excerpt(cell, file, next((sl.function for sl in marked if sl.function), ""), elsewhere,
-                             source, _around(source, {sl.lineno for sl in marked})))
+                             source, _around(source, {sl.lineno for sl in marked}, context)))
     return found
 
 
@@ -105,9 +106,9 @@ def excerpt(d: Diagnosis) -> List[ExcerptLine]:
     return _around(d.source, {sl.lineno for sl in d.lines if not sl.elsewhere})
 
 
-def _around(source: str, culprits: Set[int]) -> List[ExcerptLine]:
+def _around(source: str, culprits: Set[int], context: int = CONTEXT) -> List[ExcerptLine]:
     lines = split_lines(source)  # NB: numbered as the culprit lines are
-    keep = sorted({n for c in culprits for n in range(c - CONTEXT, c + CONTEXT + 1)
+    keep = sorted({n for c in culprits for n in range(c - context, c + context + 1)
                    if 1 <= n <= len(lines)})
     return [ExcerptLine(n, lines[n - 1], n in culprits, i > 0 and n != keep[i - 1] + 1)
             for i, n in enumerate(keep)]

@@ -11,7 +11,7 @@ from typing import Any
 from .. import catalog
 from ..cell import split_lines
 from ..model import Diagnosis
-from .common import MAX_ERROR, clip, code_spans, excerpts, fixed_cells, place_label, tensor_rows
+from .common import CONTEXT, MAX_ERROR, clip, code_spans, excerpts, fixed_cells, place_label, tensor_rows
 from .highlight import highlight_lines
 
 HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highlighted
@@ -58,20 +58,25 @@ def _environment() -> Any:
 
 def render(d: Diagnosis) -> str:
     memo: dict = {}  # NB: a fixed cell shares most statements with its excerpt's
-    parts = []
-    for part in excerpts(d):
-        tokens = highlight_lines(part.source, [ln.lineno for ln in part.lines], memo) if part.source else []
-        label = place_label(d.language, part.cell, part.file, not part.elsewhere)
-        parts.append((label, part, [(ln, tokens[ln.lineno - 1] if ln.lineno <= len(tokens) else [])
-                                    for ln in part.lines]))
     fixes = []
     for cell in fixed_cells(d):
         count = len(split_lines(cell.source))
-        # NB: a long fixed cell is listed collapsed and without colours: the diff above shows what
-        # changed, and Insert / Copy / %gradfix take the whole cell either way.
+        # NB: a long fixed cell is listed without colours: the diff shows what changed, and Insert / Copy /
+        # %gradfix take the whole cell either way.
         tokens = highlight_lines(cell.source, memo=memo) if count <= HIGHLIGHT_MAX_LINES else None
         fixes.append((place_label(d.language, cell.cell, cell.file, cell.this), cell, tokens, count))
     return _environment().get_template("card.html.j2").render(
         d=d, say=lambda key, **params: catalog.message(key, d.language, **params),
-        parts=parts, fixes=fixes, tensors=tensor_rows(d),
+        marked=_excerpts(d, 0, memo), parts=_excerpts(d, CONTEXT, memo), fixes=fixes, tensors=tensor_rows(d),
         INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)
+
+
+def _excerpts(d: Diagnosis, context: int, memo: dict) -> list:
+    """(label, excerpt, [(line, tokens)]) per cell with culprit lines: `context` lines around each."""
+    parts = []
+    for part in excerpts(d, context):
+        tokens = highlight_lines(part.source, [ln.lineno for ln in part.lines], memo) if part.source else []
+        label = place_label(d.language, part.cell, part.file, not part.elsewhere)
+        parts.append((label, part, [(ln, tokens[ln.lineno - 1] if ln.lineno <= len(tokens) else [])
+                                    for ln in part.lines]))
+    return parts

@@ -13,7 +13,8 @@ from ..model import Diagnosis
 from .common import MAX_ERROR, FixedCell, clip, fixed_cells, notebook_cell
 
 MIME = "application/vnd.grad-magic.diagnosis+json"
-SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix may change earlier cells); `live`
+SCHEMA_VERSION = 2  # 2: lines name their cell; `elsewhere`; `fix.cells` (a fix may change earlier cells); `live`;
+# `trace` (anomaly mode's report, folded into the card) and the labels `details`, `trace` are additions
 LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "original_error",
           "versions", "notes", "insert", "replace", "copy", "copied", "inserted", "replaced",
           "copy_failed", "severity.error", "severity.warning", "gradfix_hint", "column.name", "column.shape",
@@ -22,7 +23,8 @@ LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "ori
           "this_cell", "fixed_copy", "apply", "applied", "already_applied", "changed", "gone", "rerun",
           "rerunning", "rerun_done", "rerun_failed", "rerun_gone", "file_hint",
           "unarmed",  # NB: said instead of the buttons by a card the frontend does not trust
-          "live", "interrupt", "stop", "stop_sent", "stop_failed")  # NB: a live card's (issue 20)
+          "live", "interrupt", "stop", "stop_sent", "stop_failed",  # NB: a live card's (issue 20)
+          "details", "trace", "fixed_cell_long")  # NB: the collapsed part of the card, anomaly mode's report in it
 
 
 def _fix(d: Diagnosis) -> Dict[str, Any]:
@@ -59,6 +61,7 @@ def render(d: Diagnosis) -> Dict[str, Any]:
         "fix": None if d.fix is None else _fix(d),
         "versions": dict(d.versions),
         "notes": list(d.notes),
+        "trace": clip(d.trace, MAX_ERROR),
         # NB: shown while the cell ran (the extension's Stop button keys on it); null for an end-of-cell card
         "live": {"step": d.live.step, "found": d.live.found, "cost": d.live.cost} if d.live else None,
         "labels": {key: catalog.message("card." + key, d.language) for key in LABELS},

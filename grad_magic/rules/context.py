@@ -17,7 +17,7 @@ from ..facts import fact_for
 from ..cell import cell_tree, qualname_at, split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
 from ..names import NameIndex, Touched
-from ..record import RunRecord
+from ..record import ANOMALY_REPORT, RunRecord
 from ..sources import Frame
 from .elsewhere import from_view, seen_from
 
@@ -161,7 +161,8 @@ class RuleContext:
             kind=kind, severity=severity, title=title, summary=summary, what=what, why=why, where=where,
             source=self.record.source, lines=shown, names=tuple(names), tensors=tuple(tensors),
             error_type=self.error_type, error_message=self.error_message if self.exception else None,
-            fix=fix, versions=self.record.versions, language=self.language, cell=self.record.cell)
+            fix=fix, versions=self.record.versions, language=self.language, cell=self.record.cell,
+            trace=next((w.message for w in self.record.warnings if w.message.startswith(ANOMALY_REPORT)), ""))
         return from_view(d, self.record) if self.elsewhere else d
 
 

@@ -54,12 +54,17 @@ function appendTokens(parent: HTMLElement, tokens: Token[]): void {
   }
 }
 
-function header(d: IDiagnosis): HTMLElement {
-  const head = el('div', 'gm-head');
+/** The title: what broke, where (style/base.css marks it with the card's severity). */
+function title(d: IDiagnosis): HTMLElement {
+  return appendProse(el('h3', 'gm-title'), d.title);
+}
+
+/** The small footer: tool, severity, the kind's slug. */
+function foot(d: IDiagnosis): HTMLElement {
   const severity = label(d, 'severity.' + d.severity, d.severity);
-  head.appendChild(el('span', '', `grad_magic · ${severity}`));
-  head.appendChild(el('span', 'gm-kind', d.kind));
-  return head;
+  const line = el('div', 'gm-foot', `grad_magic · ${severity} · `);
+  line.appendChild(el('span', 'gm-kind', d.kind));
+  return line;
 }
 
 function explanation(d: IDiagnosis): HTMLElement {
@@ -127,15 +132,15 @@ export function parts(d: IDiagnosis): IPart[] {
   return found.filter(p => p.elsewhere).concat(found.filter(p => !p.elsewhere));
 }
 
-/** A cell's culprit lines with CONTEXT lines around each, and a gap mark where lines are skipped. */
-export function excerpt(source: string, culprits: Set<number>): HTMLElement | null {
+/** A cell's culprit lines with `context` lines around each, and a gap mark where lines are skipped. */
+export function excerpt(source: string, culprits: Set<number>, context = CONTEXT): HTMLElement | null {
   const lines = (source || '').split('\n');
   if (lines.length && lines[lines.length - 1] === '' && source.endsWith('\n')) {
     lines.pop(); // NB: Python's splitlines() has no empty last line
   }
   const keep = new Set<number>();
   culprits.forEach(c => {
-    for (let n = c - CONTEXT; n <= c + CONTEXT; n++) {
+    for (let n = c - context; n <= c + context; n++) {
       if (n >= 1 && n <= lines.length) {
         keep.add(n);
       }
@@ -162,12 +167,12 @@ export function excerpt(source: string, culprits: Set<number>): HTMLElement | nu
 }
 
 /** One excerpt per cell, each titled with its place (`In [3] · Net.forward`) when it is not alone or
- * not the running cell. */
-function excerpts(d: IDiagnosis): HTMLElement[] {
+ * not the running cell; `context` lines around each culprit line (0: the marked lines alone). */
+function excerpts(d: IDiagnosis, context = CONTEXT): HTMLElement[] {
   const all = parts(d);
   const shown: HTMLElement[] = [];
   for (const part of all) {
-    const pre = excerpt(part.source, part.culprits);
+    const pre = excerpt(part.source, part.culprits, context);
     if (pre === null) {
       continue;
     }
@@ -221,11 +226,15 @@ function codeBlock(className: string, code: string): HTMLElement {
 /** The diff of what ran -> the fixed text (diff.ts computes it: the card's stored `diff` is not read). */
 function diffBlock(diff: IDiffLine[]): HTMLElement {
   const pre = el('pre', 'gm-diff');
-  for (const { sign, text } of diff) {
-    const css = sign === '+' ? 'gm-add' : sign === '-' ? 'gm-del' : 'gm-gap';
-    pre.appendChild(el('span', css, sign === '+' || sign === '-' ? `${sign} ${text}` : text));
+  diff.forEach(({ sign, text }, i) => {
+    if (sign !== '+' && sign !== '-' && i === 0) {
+      return; // NB: a hunk's header says no more than the fix's sentence: a gap mark between hunks only
+    }
+    const line = sign === '+' || sign === '-' ? el('span', sign === '+' ? 'gm-add' : 'gm-del', `${sign} ${text}`)
+      : el('span', 'gm-gap', '  …');
+    pre.appendChild(line);
     pre.appendChild(document.createTextNode('\n'));
-  }
+  });
   return pre;
 }
 
@@ -419,16 +428,17 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
   }
   block.appendChild(diffBlock(lineDiff(cell.original ?? d.source ?? '', cell.source)));
   const status = new Status(d, place);
-  const details = el('details');
-  details.open = true;
-  const title =
-    isThis && alone ? label(d, 'fixed_cell', 'Fixed cell') : status.text('fixed_copy', 'Fixed copy of {place}');
-  details.appendChild(el('summary', '', title));
+  const details = el('details', 'gm-fixed-cell');
+  const lines = cell.source.split('\n').length;
+  const heading = isThis && alone
+    ? label(d, 'fixed_cell_long', 'Fixed cell ({lines} lines)').replace('{lines}', String(lines))
+    : status.text('fixed_copy', 'Fixed copy of {place}');
+  details.appendChild(el('summary', '', heading));
   details.appendChild(codeBlock('gm-fixed', cell.source));
-  block.appendChild(details);
   if (!context.armed) {
     const unarmed = 'This card was saved in a notebook you have not trusted: it offers no buttons. Run the cell for a live card.';
     block.appendChild(el('div', 'gm-meta gm-unarmed', label(d, 'unarmed', unarmed)));
+    block.appendChild(details);
     return block;
   }
   const box = el('div', 'gm-actions');
@@ -445,6 +455,7 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
     const hint = status.text('file_hint', 'Change {place} itself (the diff shows how), then reload it.');
     block.appendChild(appendProse(el('div', 'gm-meta'), hint));
   }
+  block.appendChild(details);
   return block;
 }
 
@@ -458,25 +469,43 @@ function fixSection(d: IDiagnosis, context: ICardContext): HTMLElement {
   for (const cell of cells) {
     box.appendChild(fixCellBlock(d, cell, cells.length === 1, context));
   }
-  if (d.labels && d.labels.gradfix_hint) {
-    box.appendChild(appendProse(el('div', 'gm-meta'), d.labels.gradfix_hint));
+  if (!context.armed && d.labels && d.labels.gradfix_hint) {
+    box.appendChild(appendProse(el('div', 'gm-meta gm-gradfix'), d.labels.gradfix_hint));
   }
   return box;
 }
 
-function footer(card: HTMLElement, d: IDiagnosis): void {
+/** The collapsed part: what / why / where in full, the lines around, the tensors, the raw errors, versions. */
+function details(d: IDiagnosis): HTMLElement {
+  const more = el('details', 'gm-more');
+  more.appendChild(el('summary', '', label(d, 'details', 'Details')));
+  more.appendChild(explanation(d));
+  for (const part of excerpts(d)) {
+    more.appendChild(part);
+  }
+  const table = tensorTable(d);
+  if (table) {
+    more.appendChild(table);
+  }
+  const raw: [string, string][] = [];
   if (d.error) {
-    const details = el('details');
-    const title = `${label(d, 'original_error', 'Original error')}: ${d.error.type}`;
-    details.appendChild(el('summary', '', title));
-    details.appendChild(el('pre', '', d.error.message));
-    card.appendChild(details);
+    raw.push([`${label(d, 'original_error', 'Original error')}: ${d.error.type}`, d.error.message]);
+  }
+  if (d.trace) {
+    raw.push([label(d, 'trace', "torch's report of the forward call"), d.trace]);
+  }
+  for (const [summary, text] of raw) {
+    const box = el('details');
+    box.appendChild(el('summary', '', summary));
+    box.appendChild(el('pre', '', text));
+    more.appendChild(box);
   }
   const versions = Object.entries(d.versions || {}).map(([name, v]) => `${name} ${v}`);
-  card.appendChild(el('div', 'gm-meta', `${label(d, 'versions', 'Versions')}: ${versions.join(' · ')}`));
+  more.appendChild(el('div', 'gm-meta', `${label(d, 'versions', 'Versions')}: ${versions.join(' · ')}`));
   for (const note of d.notes || []) {
-    card.appendChild(appendProse(el('div', 'gm-meta', `${label(d, 'notes', 'Notes')}: `), note));
+    more.appendChild(appendProse(el('div', 'gm-meta', `${label(d, 'notes', 'Notes')}: `), note));
   }
+  return more;
 }
 
 /** Whether a card is live: the kernel displayed it while its cell was still running (issue 20). */
@@ -509,7 +538,8 @@ function liveNote(d: IDiagnosis, stop: HTMLElement | null): HTMLElement {
 }
 
 /**
- * The whole card. Error cards are red, warning cards amber, the generic card grey. `stop`: a live armed
+ * The whole card: first the title, the cause, the marked lines, the fix's diff and its buttons (one screen);
+ * then, collapsed, the details. Error cards are red, warning cards amber, the generic card grey. `stop`: a live armed
  * card's Stop the cell (stop.ts), in the live note right under the summary where it is seen first; an
  * unarmed live card says to interrupt instead.
  */
@@ -518,25 +548,20 @@ export function buildCard(d: IDiagnosis, context: ICardContext, stop: HTMLElemen
   const card = el('div', `gm-card gm-${severity}${d.kind === 'generic' ? ' gm-generic' : ''}`);
   card.setAttribute('data-kind', d.kind);
   card.setAttribute('lang', d.language === 'zh' ? 'zh-Hans' : 'en');
-  card.appendChild(header(d));
-  card.appendChild(appendProse(el('h3'), d.title));
+  card.appendChild(title(d));
   card.appendChild(appendProse(el('p', 'gm-summary'), d.summary));
   if (isLive(d)) {
     card.appendChild(liveNote(d, stop));
   }
-  card.appendChild(explanation(d));
-  for (const part of excerpts(d)) {
+  for (const part of excerpts(d, 0)) {
     card.appendChild(part);
-  }
-  const table = tensorTable(d);
-  if (table) {
-    card.appendChild(table);
   }
   if (d.fix) {
     card.appendChild(fixSection(d, context));
   } else if (severity === 'error') {
     card.appendChild(appendProse(el('p', 'gm-meta'), label(d, 'no_fix', 'No certain fix for this one.')));
   }
-  footer(card, d);
+  card.appendChild(details(d));
+  card.appendChild(foot(d));
   return card;
 }

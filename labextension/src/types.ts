@@ -95,6 +95,7 @@ export interface IDiagnosis {
   fix: IFix | null;
   versions: { [name: string]: string };
   notes: string[];
+  trace?: string; // anomaly mode's report of the failing backward, folded into the card ("" or absent: none)
   labels: { [key: string]: string };
   live?: ILive | null; // issue 20: null (or absent) for a card shown when its cell ended
 }

@@ -85,10 +85,18 @@ def test_html_card_reads_without_javascript(page_for, tmp_path):
     card = page.locator(".gm-card")
     expect(card).to_be_visible()
     expect(card).to_have_css("border-left-width", "4px")  # NB: the inline <style> applies without JS
-    for line in (d.title, d.what, d.why):
+    expect(card.get_by_text(d.title, exact=True)).to_be_visible()
+    expect(card.locator(".gm-insert")).to_be_visible()
+    # NB: first the title, the cause, the lines, the diff and the buttons; the rest is collapsed (native
+    # <details>: no script needed to open it)
+    for line in (d.what, d.why):
+        expect(card.get_by_text(line, exact=True)).to_be_hidden()
+    card.locator(".gm-more > summary").click()
+    for line in (d.what, d.why):
         expect(card.get_by_text(line, exact=True)).to_be_visible()
     fixed = card.locator(".gm-fixed")
+    expect(fixed).to_be_hidden()
+    card.locator(".gm-fixed-cell > summary").click()
     expect(fixed).to_be_visible()
     assert fixed.inner_text().rstrip("\n") == d.fix.source.rstrip("\n")
-    expect(card.locator(".gm-insert")).to_be_visible()
     card.screenshot(path=str(screenshot_path("html_card_no_javascript.png")))

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -106,10 +111,10 @@ def run_session(tmp_path: Path, simple: bool) -> str:
 @pytest.mark.parametrize("simple", [False, True], ids=["prompt_toolkit", "simple_prompt"])
 def test_failing_cell_shows_the_text_card_and_gradfix_fills_the_prompt(tmp_path, simple):
     card = run_session(tmp_path, simple)
-    assert "✖ grad_magic · error · test-terminal-fault" in card
-    assert "Fixed cell:" in card and "print('FIXED' + '-RAN', x_before + 1)" in card
+    assert "✖ Terminal test title" in card and "grad_magic · error · test-terminal-fault" in card
+    assert "+ print('FIXED' + '-RAN', x_before + 1)" in card and "%gradcheck details" in card
     assert "Run %gradfix to put the fixed cell in the next input." in card
-    assert "Terminal test title" in card and "ValueError: TERMINAL-FAULT" in card
+    assert "ValueError: TERMINAL-FAULT" in card
     # NB: the card comes after the traceback, so that a long traceback cannot push it off the screen
     assert card.index("Traceback (most recent call last)") < card.index("Terminal test title")
 
@@ -133,6 +138,70 @@ def test_always_on_prints_the_card_after_the_traceback(tmp_path):
             from None
     finally:
         child.close(force=True)
-    assert "✖ grad_magic · error · leaf-modified-in-place" in shown, shown
-    assert shown.index("Traceback (most recent call last)") < shown.index("✖ grad_magic")
+    assert "grad_magic · error · leaf-modified-in-place" in shown, shown
+    assert shown.index("Traceback (most recent call last)") < shown.index("✖ ")
     assert "lighttrack" not in shown and "tracker.py" not in shown
+
+
+# The seed's most common error: an in-place ReLU after a Sigmoid, trained with Adam
+SEED_CELL = ["%%gradcheck", "import torch, torch.nn as nn", "torch.manual_seed(0)",
+             "model = nn.Sequential(nn.Linear(4, 8), nn.Sigmoid(), nn.ReLU(inplace=True), nn.Linear(8, 1))",
+             "opt = torch.optim.Adam(model.parameters())", "x = torch.randn(16, 4)",
+             "loss = model(x).pow(2).mean()", "loss.backward()", "opt.step()"]
+PANE = (120, 40)
+
+
+def _pane(session: str) -> List[str]:
+    shown = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=True)
+    return shown.stdout.splitlines()
+
+
+def test_the_card_is_in_view_when_the_prompt_returns_in_a_120x40_pane(tmp_path):
+    """terminal IPython in a real 120x40 tmux pane: once the failing cell's prompt returns, the card's title,
+    its cause and the fix's diff are on the screen (the traceback above has scrolled away, not the card), each
+    line of the card whole (wrapped at the pane's width by the card, never by the terminal mid-word)."""
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        if os.environ.get("CI"):
+            pytest.fail("tmux is missing (scripts/setup.sh installs it)")
+        pytest.skip("tmux is missing: apt-get install tmux")
+    session = f"gm{os.getpid()}"
+    env = {"PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm", "IPYTHONDIR": str(tmp_path / "ipython"),
+           "GRAD_MAGIC_LANG": "en", "NO_COLOR": "1"}
+    command = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()), shlex.quote(sys.executable), "-m",
+                        "IPython", "--no-banner", "--no-confirm-exit", "--simple-prompt",
+                        "--HistoryManager.hist_file=:memory:"])
+    subprocess.run([tmux, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", str(PANE[0]),
+                    "-y", str(PANE[1]), "env " + command], check=True, env={**os.environ, "TMUX": ""})
+    try:
+        def until(text: str) -> List[str]:
+            deadline = time.monotonic() + TIMEOUT
+            while time.monotonic() < deadline:
+                lines = _pane(session)
+                if any(text in line for line in lines):
+                    return lines
+                time.sleep(0.3)
+            raise AssertionError(f"{text!r} never showed; the pane:\n" + "\n".join(_pane(session)))
+
+        def send(line: str) -> None:
+            subprocess.run([tmux, "send-keys", "-t", session, "-l", line], check=True)
+            subprocess.run([tmux, "send-keys", "-t", session, "Enter"], check=True)
+
+        until("In [1]:")
+        send("%load_ext grad_magic")
+        until("In [2]:")
+        for line in [*SEED_CELL, "", ""]:  # NB: as send_cell: an empty line ends the cell magic, Enter runs it
+            send(line)
+        screen = until("In [3]:")
+    finally:
+        subprocess.run([tmux, "kill-session", "-t", session], capture_output=True)
+    shown = "\n".join(screen)
+    assert "RuntimeError: one of the variables needed for gradient computation" in shown or "Traceback" in shown
+    title = "✖ `model[2]` changed a tensor in place after autograd saved it for backward"
+    assert title in screen, shown
+    assert any(line.startswith("  + model = nn.Sequential(") and "inplace=False" in line for line in screen), shown
+    assert "Run %gradfix to put the fixed cell in the next input." in screen, shown
+    assert "Error detected in" not in shown, "anomaly mode's report was printed"
+    card = screen[screen.index(title):]
+    assert all(len(line) <= PANE[0] for line in card)
+    assert len([line for line in card if line.strip()]) <= 22, shown  # NB: the first block (<= 20) and 2 lines

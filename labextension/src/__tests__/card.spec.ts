@@ -51,7 +51,7 @@ describe('the card', () => {
     expect(terms).toEqual(['What happened', 'Why', 'Where']);
     const texts = Array.from(card.querySelectorAll('dd')).map(n => n.textContent);
     expect(texts).toEqual([sample().what, sample().why, 'line 6']);
-    expect(card.querySelector('.gm-head')!.textContent).toContain('grad_magic · error');
+    expect(card.querySelector('.gm-foot')!.textContent).toContain('grad_magic · error');
   });
 
   it('never parses data as HTML', () => {
@@ -71,7 +71,7 @@ describe('the card', () => {
     const card = buildCard(sample({ severity: 'warning', fix: null, error: null }), context().ctx);
     expect(card.classList).toContain('gm-warning');
     expect(card.classList).not.toContain('gm-error');
-    expect(card.querySelector('.gm-head')!.textContent).toContain('warning');
+    expect(card.querySelector('.gm-foot')!.textContent).toContain('warning');
     // NB: a warning without a fix says nothing about fixes
     expect(card.textContent).not.toContain(LABELS.no_fix);
   });
@@ -93,7 +93,6 @@ describe('the card', () => {
     expect(card.querySelector('.gm-fixed')!.textContent).toBe(FIXED);
     const diff = Array.from(card.querySelectorAll('.gm-diff > span')).map(n => [n.className, n.textContent]);
     expect(diff).toEqual([
-      ['gm-gap', '@@ -5,2 +5 @@'],
       ['gm-del', '- with torch.no_grad():'],
       ['gm-del', '-     y = w * x'],
       ['gm-add', '+ y = w * x']
@@ -107,17 +106,21 @@ describe('the card', () => {
     expect(card.querySelector('.gm-status')!.getAttribute('role')).toBe('status');
   });
 
-  it('shows the culprit line with two lines of context and numbers', () => {
+  it('shows the marked lines first, and in its details with two lines of context and numbers', () => {
     const d = sample({ lines: [{ lineno: 2, text: 'import torch' }, { lineno: 7, text: 'y.sum().backward()' }] });
-    const pre = buildCard(d, context().ctx).querySelector('.gm-excerpt')!;
-    const numbers = Array.from(pre.querySelectorAll('.gm-ln')).map(n => n.textContent);
-    expect(numbers).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    const card = buildCard(d, context().ctx);
+    const first = card.querySelector(':scope > .gm-excerpt')!;
+    const numbers = (pre: Element) => Array.from(pre.querySelectorAll('.gm-ln')).map(n => n.textContent);
+    expect(numbers(first)).toEqual(['2', '7']);
+    expect(first.querySelectorAll('.gm-gap')).toHaveLength(1);
+    const pre = card.querySelector('.gm-more > .gm-excerpt')!;
+    expect(numbers(pre)).toEqual(['1', '2', '3', '4', '5', '6', '7']);
     const culprits = Array.from(pre.querySelectorAll('.gm-culprit')).map(n => n.textContent);
     expect(culprits).toEqual(['2import torch', '7y.sum().backward()']);
     expect(pre.querySelector('.gm-gap')).toBeNull();
 
     const gapped = buildCard(sample({ lines: [{ lineno: 1, text: '' }, { lineno: 7, text: '' }] }), context().ctx);
-    const marks = gapped.querySelectorAll('.gm-excerpt .gm-gap');
+    const marks = gapped.querySelectorAll('.gm-more > .gm-excerpt .gm-gap');
     expect(marks).toHaveLength(1);
   });
 
@@ -134,9 +137,16 @@ describe('the card', () => {
     expect(zh.querySelector('th')!.textContent).toBe('名称');
   });
 
-  it('keeps the original error and the versions', () => {
-    const card = buildCard(sample({ notes: ['rule x crashed'] }), context().ctx);
-    expect(card.querySelector('details:not([open]) summary')!.textContent).toBe('Original error: RuntimeError');
+  it("keeps the original error, torch's trace and the versions in its collapsed details, the kind in its footer", () => {
+    const card = buildCard(sample({ notes: ['rule x crashed'], trace: 'Error detected in MulBackward0. Traceback' }),
+      context().ctx);
+    const more = card.querySelector(':scope > details.gm-more:not([open])')!;
+    expect(more.querySelector(':scope > summary')!.textContent).toBe('Details');
+    expect(texts(more, ':scope > details > summary')).toEqual([
+      'Original error: RuntimeError', "torch's report of the forward call"
+    ]);
+    expect(more.textContent).toContain('Error detected in MulBackward0');
+    expect(card.lastElementChild!.className).toBe('gm-foot');
     expect(card.textContent).toContain('Versions: torch 2.13.0 · python 3.11.2');
     expect(card.textContent).toContain('Notes: rule x crashed');
   });
@@ -184,7 +194,9 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
   it('shows an excerpt per cell, each titled with its cell and function, the earlier cell first', () => {
     const card = buildCard(sample2(), context().ctx);
     expect(texts(card, ':scope > .gm-place')).toEqual(['In [3] · Net.forward', 'this cell']);
-    const excerpts = card.querySelectorAll(':scope > .gm-excerpt');
+    expect(texts(card, '.gm-more > .gm-place')).toEqual(['In [3] · Net.forward', 'this cell']);
+    expect(card.querySelectorAll(':scope > .gm-excerpt')).toHaveLength(2);
+    const excerpts = card.querySelectorAll('.gm-more > .gm-excerpt');
     expect(excerpts).toHaveLength(2);
     const numbers = (pre: Element) => Array.from(pre.querySelectorAll('.gm-ln')).map(n => n.textContent);
     expect(numbers(excerpts[0])).toEqual(['5', '6', '7', '8']);
@@ -218,7 +230,6 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     expect(block.querySelector('summary')!.textContent).toBe('Fixed copy of In [3]');
     expect(block.querySelector('.gm-fixed')!.textContent).toBe(MODEL_FIXED);
     expect(texts(block, '.gm-diff > span')).toEqual([
-      '@@ -7 +7 @@',
       '-         noise = torch.randn(x.shape)',
       '+         noise = torch.randn(x.shape, device=device)'
     ]);
@@ -337,7 +348,7 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     expect(block.getAttribute('data-target')).toBe('/home/u/nets.py');
     expect(block.querySelector('.gm-place')!.textContent).toBe('nets.py');
     expect(texts(block as HTMLElement, 'button')).toEqual(['Copy fixed cell']);
-    expect(block.querySelector('.gm-diff')!.children.length).toBe(3);
+    expect(block.querySelector('.gm-diff')!.children.length).toBe(2); // NB: no hunk header before the first hunk
     expect(block.querySelector('.gm-meta')!.textContent).toContain('nets.py');
     click(card, '.gm-copy');
     await settle();
@@ -376,7 +387,7 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
       lines: [{ lineno: 3, text: '', cell: 5, file: '', function: '', elsewhere: false, this: true }]
     });
     const card = buildCard(d, context().ctx);
-    expect(card.querySelectorAll('.gm-excerpt')).toHaveLength(1);
+    expect(card.querySelectorAll(':scope > .gm-excerpt')).toHaveLength(1);
     expect(card.querySelector(':scope > .gm-place')).toBeNull();
     expect(card.querySelector('.gm-excerpt')!.textContent).toContain(TRAIN.split('\n')[2]);
   });
@@ -404,7 +415,7 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     const d = sample();
     d.fix!.source = SOURCE.replace('w = torch.tensor([1.0])', hidden);
     const card = buildCard(d, context().ctx);
-    expect(texts(card, '.gm-diff > span')).toEqual(['@@ -3 +3 @@', '- w = torch.tensor([1.0])', '+ ' + hidden]);
+    expect(texts(card, '.gm-diff > span')).toEqual(['- w = torch.tensor([1.0])', '+ ' + hidden]);
   });
 
   it('offers no button on a card it does not trust, and says so', () => {

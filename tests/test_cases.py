@@ -8,6 +8,7 @@ it may differ from the original only on the lines its edits touch.
 An optional `<name>.setup.py` beside a case runs first (plain, unchecked, as In [1]) before the case and its
 fix; a fix that changes that earlier cell is compared with `golden/<kind>/<name>.fixed.setup.py`, and the fixed
 setup runs before the case.
+Before any golden file, both diagnoses' words must pass the style checks of docs/CARD_STYLE.md (card_style.py).
 Regenerate the golden files with GRAD_MAGIC_REGEN=1.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ import grad_magic.cellrun
 from grad_magic.cell import line_offsets
 from grad_magic.engine import diagnose
 from grad_magic.render import Card
+from card_style import style_problems
 from gm_shell import run
 
 HERE = Path(__file__).parent
@@ -105,9 +107,11 @@ def test_case(shell, case, monkeypatch):
     found = grad_magic.last_diagnoses()
     assert kind in [d.kind for d in found], f"diagnosed {[d.kind for d in found]}, expected {kind}"
     d = next(d for d in found if d.kind == kind)
+    zh = next(x for x in chinese if x.kind == kind)
+    # NB: before the golden files: a card whose words break docs/CARD_STYLE.md fails on that first
+    assert style_problems(d) + style_problems(zh) == []
     golden = HERE / "golden" / kind
     check_golden(golden / f"{case.stem}.card.txt", normalise(str(Card(d))) + "\n")
-    zh = next(x for x in chinese if x.kind == kind)
     check_golden(golden / f"{case.stem}.card.zh.txt", normalise(str(Card(zh))) + "\n")
     if d.fix is None:
         assert not (golden / f"{case.stem}.fixed.py").exists(), "a fix was expected"

@@ -65,10 +65,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "backward.scalar.why_reduction_none": {
         "en": "{tensor} comes from a loss computed with reduction='none', which keeps one loss per element on "
-              "purpose (for weights or a mask, say): reduce it the way you intended, e.g. `.mean()` as "
-              "reduction='mean' would, so no fix is proposed.",
-        "zh": "{tensor} 来自 reduction='none' 的损失，它特意为每个元素保留一个损失值（例如用于加权或掩码）："
-              "请按你的意图归约它，例如像 reduction='mean' 那样用 `.mean()`，因此不提供修复。",
+              "purpose (for weights or a mask, say). Reduce it the way you intended, e.g. `.mean()` as "
+              "reduction='mean' would; no fix is proposed.",
+        "zh": "{tensor} 来自 reduction='none' 的损失，它特意为每个元素保留一个损失值（例如用于加权或掩码）。"
+              "请按你的意图归约它，例如像 reduction='mean' 那样用 `.mean()`；这里不提供修复。",
     },
     "backward.scalar.why_no_fix": {
         "en": "The cell does not show which tensor backward() was called on, so no fix is proposed: reduce it "
@@ -113,12 +113,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{state} 把上一次迭代的计算图带进了下一次 backward()",
     },
     "backward.twice.why_carried": {
-        "en": "The loop state {state}, set on line {lineno}, comes out of one iteration of the loop on line {loop} and goes "
-              "into the next, still attached to the graph that made it. So the second iteration's backward() "
+        "en": "The loop state {state}, set on line {lineno}, passes from one iteration of the loop on line {loop} to "
+              "the next. It is still attached to the graph that made it. So the second iteration's backward() "
               "on {tensor} reaches back into the first iteration's graph, which that iteration's backward() "
               "already freed. Detaching the state at the top of each iteration keeps its values and cuts the "
               "old graph off (truncated backpropagation through time).",
-        "zh": "第 {lineno} 行赋值的 {state} 从第 {loop} 行循环的一次迭代传到下一次迭代，仍然连着生成它的计算图。"
+        "zh": "第 {lineno} 行赋值的 {state} 从第 {loop} 行循环的一次迭代传到下一次迭代。它仍然连着生成它的计算图。"
               "于是第二次迭代在 {tensor} 上的 backward() 会一直回溯到第一次迭代的计算图，而那次迭代的 backward() "
               "已经把它释放了。在每次迭代开头对状态调用 detach()，可以保留它的值并切断旧的计算图"
               "（截断的随时间反向传播）。",
@@ -133,9 +133,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "backward.twice.why_before_loop": {
         "en": "{graph} is computed on line {lineno}, before the loop on line {loop}, and never recomputed "
-              "inside it: the first iteration's backward() frees its graph, and the second one has nothing "
+              "inside it. The first iteration's backward() frees its graph, and the second one has nothing "
               "to go through. Each iteration needs its own forward pass (the parameters change every step).",
-        "zh": "{graph} 在第 {lineno} 行、第 {loop} 行的循环之前计算，循环里从未重新计算：第一次迭代的 backward() "
+        "zh": "{graph} 在第 {lineno} 行、第 {loop} 行的循环之前计算，循环里从未重新计算。第一次迭代的 backward() "
               "释放了它的计算图，第二次就没有可以经过的图了。每次迭代都需要自己的前向计算（参数每一步都会变）。",
     },
     "backward.twice.why_part_before_loop_title": {
@@ -248,10 +248,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {lineno} 行的 `{code}` 中止了：它写入 {out}，而 {grads} 需要梯度。",
     },
     "backward.out.why": {
-        "en": "`out=` writes the result of {op}() into an existing tensor; autograd cannot attach a graph to a "
+        "en": "`out=` writes the result of {op}() into an existing tensor. Autograd cannot attach a graph to a "
               "tensor written that way, so torch refuses whenever an input requires grad. The out-of-place "
               "call returns a new tensor that carries the graph.",
-        "zh": "`out=` 把 {op}() 的结果写入一个已有的张量；autograd 无法给这样写入的张量附加计算图，所以只要有输入"
+        "zh": "`out=` 把 {op}() 的结果写入一个已有的张量。autograd 无法给这样写入的张量附加计算图，所以只要有输入"
               "需要梯度，torch 就会拒绝。非原地的调用会返回一个带计算图的新张量。",
     },
     "backward.out.why_no_fix": {

@@ -41,12 +41,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "backward.twice.why_stepped_shared": {
         "en": "{shared} feeds both losses. `{first}.backward()` on line {lineno} went through {shared} into the "
-              "network that made it and freed that part of the graph, although {optimizer}, the optimizer that "
-              "steps after it, holds none of that network's parameters: the backward() of {tensor} then finds "
+              "network that made it and freed that part of the graph. Yet {optimizer}, the optimizer that "
+              "steps after it, holds none of that network's parameters. The backward() of {tensor} then finds "
               "it gone. Detached where `{first}` reads it, {shared} gives the first loss the same values and "
               "stops its backward() there (as a GAN's discriminator step does with `D(fake.detach())`).",
         "zh": "{shared} 同时进入了两个损失。第 {lineno} 行的 `{first}.backward()` 经过 {shared} 回溯到生成它的网络，"
-              "并释放了那部分计算图，而紧随其后 step 的优化器 {optimizer} 并不持有那个网络的任何参数：于是 {tensor} 的 "
+              "并释放了那部分计算图。紧随其后 step 的优化器 {optimizer} 却并不持有那个网络的任何参数。于是 {tensor} 的 "
               "backward() 就找不到它了。在 `{first}` 读取 {shared} 的地方对它调用 detach()，第一个损失得到的值不变，"
               "它的 backward() 也会停在那里（就像 GAN 的判别器步骤用 `D(fake.detach())` 那样）。",
     },
@@ -61,13 +61,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "backward.twice.why_before_loop_detach": {
         "en": "{graph} is computed on line {lineno}, before the loop on line {loop}, and {tensor} reads it in every "
-              "iteration: the first iteration's backward() goes through {graph} into the network that made it and "
+              "iteration. The first iteration's backward() goes through {graph} into the network that made it and "
               "frees that part of the graph, so the second finds it gone. {optimizer}, the optimizer the loop "
-              "steps, holds none of that network's parameters: detached where the loss reads it, {graph} gives "
+              "steps, holds none of that network's parameters. Detached where the loss reads it, {graph} gives "
               "the same values and the backward() stops there (as a critic's loop does with `D(fake.detach())`).",
-        "zh": "{graph} 在第 {lineno} 行、第 {loop} 行的循环之前计算，而 {tensor} 在每次迭代中都读取它：第一次迭代的 "
+        "zh": "{graph} 在第 {lineno} 行、第 {loop} 行的循环之前计算，而 {tensor} 在每次迭代中都读取它。第一次迭代的 "
               "backward() 经过 {graph} 回溯到生成它的网络并释放了那部分计算图，第二次就找不到了。循环里 step 的优化器 "
-              "{optimizer} 并不持有那个网络的任何参数：在损失读取 {graph} 的地方对它调用 detach()，值不变，backward() "
+              "{optimizer} 并不持有那个网络的任何参数。在损失读取 {graph} 的地方对它调用 detach()，值不变，backward() "
               "也会停在那里（就像判别器的循环用 `D(fake.detach())` 那样）。",
     },
     "backward.twice.fix_detach_reads_each": {

@@ -28,11 +28,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {lineno} 行的 `{call}` 收到的是 {expr}，一个 autograd 仍在跟踪的张量。",
     },
     "conversions.grad.why": {
-        "en": "A tensor that requires grad is part of autograd's graph; the NumPy array would share its memory "
+        "en": "A tensor that requires grad is part of autograd's graph. The NumPy array would share its memory "
               "but nothing backward() could follow, so torch refuses rather than silently cut the graph. "
               "`.detach()` says you want the values only: it returns a tensor on the same memory, outside "
               "the graph, and `.numpy()` works on it. Gradients of the original are unaffected.",
-        "zh": "需要梯度的张量是 autograd 计算图的一部分；转成的 NumPy 数组会共享它的内存，却无法让 backward() "
+        "zh": "需要梯度的张量是 autograd 计算图的一部分。转成的 NumPy 数组会共享它的内存，却无法让 backward() "
               "继续追踪，所以 torch 宁可报错也不悄悄切断计算图。`.detach()` 表示你只要数值：它返回一个共享同一块"
               "内存、但不在计算图中的张量，在它上面 `.numpy()` 就能工作。原张量的梯度不受影响。",
     },
@@ -83,9 +83,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "conversions.device.why": {
         "en": "A NumPy array is a view of CPU memory, and the data of a tensor on {device} is in that "
-              "device's memory: `.numpy()` never copies, so torch asks you to copy it to the host yourself "
+              "device's memory. `.numpy()` never copies, so torch asks you to copy it to the host yourself "
               "with `.cpu()`.",
-        "zh": "NumPy 数组是 CPU 内存的视图，而 {device} 上张量的数据在该设备的内存里：`.numpy()` 从不复制数据，"
+        "zh": "NumPy 数组是 CPU 内存的视图，而 {device} 上张量的数据在该设备的内存里。`.numpy()` 从不复制数据，"
               "所以 torch 要求你自己先用 `.cpu()` 把它复制到主机内存。",
     },
     "conversions.device.why_detach": {
@@ -96,17 +96,17 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "\"Can't call numpy() on Tensor that requires grad\"（对不需要梯度的张量，`.detach()` 没有任何代价）。",
     },
     "conversions.device.why_detach_known": {
-        "en": "{names} also requires grad, so `.detach()` comes first: torch checks the device before "
+        "en": "{names} also requires grad, so `.detach()` comes first. torch checks the device before "
               "requires_grad, and `.cpu()` alone would fail next with \"Can't call numpy() on Tensor that "
               "requires grad\".",
-        "zh": "{names} 同时需要梯度，所以要先 `.detach()`：torch 先检查设备、再检查 requires_grad，只加 `.cpu()` "
+        "zh": "{names} 同时需要梯度，所以要先 `.detach()`。torch 先检查设备、再检查 requires_grad，只加 `.cpu()` "
               "的话下一步会报 \"Can't call numpy() on Tensor that requires grad\"。",
     },
     "conversions.device.meta": {
-        "en": "NumPy arrays live in CPU memory, and `.cpu()` copies a tensor there; but a tensor on the "
+        "en": "NumPy arrays live in CPU memory, and `.cpu()` copies a tensor there. But a tensor on the "
               "\"meta\" device has a shape and a dtype but no data at all, so there is nothing to "
               "copy: `.cpu()` would fail too. Create the tensor on a real device to get its values.",
-        "zh": "NumPy 数组位于 CPU 内存中，`.cpu()` 会把张量复制过去；但 \"meta\" 设备上的张量只有形状和"
+        "zh": "NumPy 数组位于 CPU 内存中，`.cpu()` 会把张量复制过去。但 \"meta\" 设备上的张量只有形状和"
               "数据类型，根本没有数据，所以无从复制：`.cpu()` 同样会失败。"
               "请在真实设备上创建这个张量才能得到它的数值。",
     },
@@ -160,10 +160,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "conversions.bool.shape": {"en": ", of shape {shape},", "zh": "（形状为 {shape}）"},
     "conversions.bool.why": {
         "en": "Comparing tensors compares element by element and gives a tensor of booleans, one per "
-              "element. Python's `if`, `while`, `assert`, `and`, `or` and `not` need a single True or False, "
-              "and torch will not guess whether you mean \"all of them\" or \"any of them\".",
+              "element. Python's `if`, `while`, `assert`, `and`, `or` and `not` need a single True or False. "
+              "torch will not guess whether you mean \"all of them\" or \"any of them\".",
         "zh": "张量之间的比较是逐元素进行的，结果是一个布尔张量，每个元素一个值。Python 的 `if`、`while`、"
-              "`assert`、`and`、`or` 和 `not` 需要单个 True 或 False，而 torch 不会替你猜测你指的是"
+              "`assert`、`and`、`or` 和 `not` 需要单个 True 或 False。torch 不会替你猜测你指的是"
               "“全部满足”还是“任意一个满足”。",
     },
     "conversions.bool.why_empty": {
@@ -187,17 +187,17 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "conversions.bool.why_while_any": {
         "en": "A `while` loop usually runs until every element is done, that is while any element still "
               "meets the test: `({expr}).any()`. If the loop should stop as soon as one element is done, use "
-              "`.all()`; if the tensor compared should have been one number (a loss averaged over the batch), "
+              "`.all()`. If the tensor compared should have been one number (a loss averaged over the batch), "
               "reduce it instead, e.g. with `.mean()`.",
         "zh": "`while` 循环通常要一直运行到每个元素都完成，也就是只要还有任意一个元素满足条件就继续："
-              "`({expr}).any()`。如果一旦有一个元素完成就应停止，请用 `.all()`；如果被比较的张量本该是一个数"
+              "`({expr}).any()`。如果一旦有一个元素完成就应停止，请用 `.all()`。如果被比较的张量本该是一个数"
               "（例如对整个批次取平均的损失），请改为先做归约，例如 `.mean()`。",
     },
     "conversions.bool.why_equal": {
         "en": "For an `assert`, `torch.equal(a, b)` is True when both tensors have the same shape and every "
-              "element is equal; for floating-point results that may differ by rounding, "
+              "element is equal. For floating-point results that may differ by rounding, "
               "`torch.allclose(a, b)` is the usual test instead of `{expr}`.",
-        "zh": "在 `assert` 中，`torch.equal(a, b)` 在两个张量形状相同且每个元素都相等时为 True；"
+        "zh": "在 `assert` 中，`torch.equal(a, b)` 在两个张量形状相同且每个元素都相等时为 True。"
               "对于可能有舍入误差的浮点结果，通常用 `torch.allclose(a, b)` 代替 `{expr}`。",
     },
     "conversions.bool.no_fix_shape": {

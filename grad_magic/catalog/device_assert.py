@@ -9,9 +9,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{device} 内核触发了设备端断言（device-side assert）",
     },
     "assert.summary": {
-        "en": "A GPU kernel found a value out of its range (most often a class label or an index) and stopped; "
-              "the GPU can no longer be used in this session.",
-        "zh": "某个 GPU 内核发现一个超出范围的值（最常见的是类别标签或索引）并停止了；本次会话中 GPU 已无法再使用。",
+        "en": "A GPU kernel found a value out of its range (most often a class label or an index) and stopped. "
+              "The GPU can no longer be used in this session.",
+        "zh": "某个 GPU 内核发现一个超出范围的值（最常见的是类别标签或索引）并停止了。本次会话中 GPU 已无法再使用。",
     },
     "assert.what": {
         "en": "Line {lineno} reported it, but {device} runs kernels asynchronously: the kernel that failed may "
@@ -29,20 +29,20 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "（`Target 3 is out of bounds.`、`index out of range in self`）。",
     },
     "assert.checks": {
-        "en": "The calls of this cell whose kernels check values: {checks}.",
-        "zh": "本单元格中其内核会检查数值的调用：{checks}。",
+        "en": "Kernels that check values run in these calls of this cell. {checks}.",
+        "zh": "本单元格中以下调用的内核会检查数值。{checks}。",
     },
-    "assert.sep": {"en": "; ", "zh": "；"},
+    "assert.sep": {"en": ". ", "zh": "。"},
     "assert.check.classes": {
         "en": "`{call}` on line {lineno}: every label in `{target}` must be a class index in 0..{last}",
         "zh": "第 {lineno} 行的 `{call}`：`{target}` 中的每个标签都必须是 0..{last} 之间的类别索引",
     },
     "assert.check.classes_unknown": {
         "en": "`{call}` on line {lineno}: every label in `{target}` must be a class index in 0..C-1, C the number "
-              "of classes the model outputs (labels numbered from 1, or a label the model has no output for, "
-              "break it)",
-        "zh": "第 {lineno} 行的 `{call}`：`{target}` 中的每个标签都必须是 0..C-1 之间的类别索引，C 是模型输出的类别数"
-              "（标签从 1 开始编号，或者模型没有对应输出的标签，都会触发断言）",
+              "of classes the model outputs. Labels numbered from 1, or a label the model has no output for, "
+              "break it",
+        "zh": "第 {lineno} 行的 `{call}`：`{target}` 中的每个标签都必须是 0..C-1 之间的类别索引，C 是模型输出的类别数。"
+              "标签从 1 开始编号，或者模型没有对应输出的标签，都会触发断言",
     },
     "assert.check.embedding": {
         "en": "`{call}` on line {lineno}: `{table}` (nn.Embedding, {rows} rows) needs every index in its input in "
@@ -79,10 +79,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "assert.why_no_fix": {
         "en": "No fixed cell is proposed: the values that broke the check can no longer be read (the GPU refuses "
               "every call after the assert). Restart the kernel, then run this cell once with its tensors on the "
-              "CPU (its error names the value), or set `os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"` in the first "
+              "CPU: its error names the value. Or set `os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"` in the first "
               "cell, before `import torch`, so that the error is reported at the line that launched the kernel.",
         "zh": "这里不提供修正后的单元格：触发检查的那些值已经无法读取（断言之后 GPU 拒绝所有调用）。请重启内核，然后把"
-              "这个单元格的张量放到 CPU 上运行一次（它的错误会指出具体的值），或者在第一个单元格、`import torch` 之前"
+              "这个单元格的张量放到 CPU 上运行一次，它的错误会指出具体的值。或者在第一个单元格、`import torch` 之前"
               "设置 `os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"`，让错误在启动该内核的那一行报告。",
     },
 }

@@ -25,9 +25,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "而 torch.tensor 会保留数组的 dtype。",
     },
     "dtypes.made.tensor": {
-        "en": "`{name}` was made on line {lineno} (`{code}`): torch.tensor takes its dtype from the data -- "
-              "whole numbers give int64, numbers with a decimal point float32, a numpy array keeps its own.",
-        "zh": "`{name}` 是在第 {lineno} 行（`{code}`）生成的：torch.tensor 的 dtype 取决于数据——"
+        "en": "`{name}` was made on line {lineno} (`{code}`), and torch.tensor takes its dtype from the data. "
+              "Whole numbers give int64, numbers with a decimal point float32, a numpy array keeps its own.",
+        "zh": "`{name}` 是在第 {lineno} 行（`{code}`）生成的，而 torch.tensor 的 dtype 取决于数据。"
               "整数得到 int64，带小数点的数得到 float32，numpy 数组保留它自己的 dtype。",
     },
     "dtypes.made.cast": {
@@ -140,9 +140,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "dtypes.target.why.class": {
         "en": "{loss} reads each target as the number of the right class and uses it as an index, so it accepts "
-              "only integers (int64; uint8 also works) -- a {found} label such as 2.0 is refused even when it is "
+              "only integers (int64; uint8 also works). A {found} label such as 2.0 is refused even when it is "
               "a whole number.",
-        "zh": "{loss} 把每个目标读作正确类别的编号并当作下标使用，所以只接受整数（int64，uint8 也可以）——"
+        "zh": "{loss} 把每个目标读作正确类别的编号并当作下标使用，所以只接受整数（int64，uint8 也可以）。"
               "{found} 的标签（例如 2.0）即使是整数值也会被拒绝。",
     },
     "dtypes.target.why.binary": {
@@ -188,8 +188,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "dtypes.mismatch.why.float": {
         "en": "What torch makes (layer weights, torch.randn, ...) is float32 unless you ask otherwise, and this "
-              "kernel takes one dtype at a time: torch does not convert the other operand for you.",
-        "zh": "torch 生成的张量（层的权重、torch.randn 等）默认是 float32，而这个内核一次只处理一种 dtype："
+              "kernel takes one dtype at a time. torch does not convert the other operand for you.",
+        "zh": "torch 生成的张量（层的权重、torch.randn 等）默认是 float32，而这个内核一次只处理一种 dtype。"
               "torch 不会替你转换另一个操作数。",
     },
     "dtypes.mismatch.why.int": {

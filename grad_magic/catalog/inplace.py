@@ -54,8 +54,22 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "in-place operation.",
         "zh": "backward() 中止：前向传播时保存的一个张量（{name}）被原地操作修改了。",
     },
+    "inplace.saved.what_unnamed": {
+        "en": "backward() stopped: a tensor it saved during the forward pass ({tensor}) is now at version "
+              "{version}, but it was saved at version {expected}.",
+        "zh": "backward() 中止：前向传播时保存的一个张量（{tensor}）当前版本号为 {version}，而保存时的版本号是 "
+              "{expected}。",
+    },
+    "inplace.saved.what_bare_unnamed": {
+        "en": "backward() stopped: a tensor it saved during the forward pass was modified by an in-place "
+              "operation.",
+        "zh": "backward() 中止：前向传播时保存的一个张量被原地操作修改了。",
+    },
     "inplace.saved.tensor": {"en": "{dtype}, shape {shape}", "zh": "{dtype}，形状 {shape}"},
-    "inplace.saved.the_tensor": {"en": "the saved tensor", "zh": "被保存的张量"},
+    # NB: an unnamed tensor is called so in sentences ("line 7 saved an unnamed tensor"), never "the saved
+    # tensor", which reads "saved the saved tensor"; its row in the tensor table is just marked unnamed
+    "inplace.saved.unnamed": {"en": "an unnamed tensor", "zh": "一个无名张量"},
+    "inplace.saved.unnamed_row": {"en": "(unnamed)", "zh": "（未命名）"},
     "inplace.saved.a_parameter": {
         "en": "a parameter of {optimizer}",
         "zh": "{optimizer} 的一个参数",
@@ -81,10 +95,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "inplace.saved.why_saved_unwatched": {
         "en": "To compute gradients, autograd keeps some tensors from the forward pass: {name} was saved "
-              "for {node}, by a forward pass that ran without anomaly detection (outside %%gradcheck, e.g. "
-              "in an earlier cell), so its line is not known. Run that forward pass under %%gradcheck to "
+              "for {node}. The forward pass that saved it ran without anomaly detection (outside %%gradcheck, "
+              "e.g. in an earlier cell), so its line is not known. Run that forward pass under %%gradcheck to "
               "see it.",
-        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是为 {node} 保存的，但那次前向传播"
+        "zh": "为了计算梯度，autograd 会保留前向传播中的一些张量：{name} 是为 {node} 保存的。但那次前向传播"
               "没有开启异常检测（在 %%gradcheck 之外运行，例如在之前的单元格中），所以不知道是哪一行。"
               "把那段前向传播放到 %%gradcheck 下运行即可看到。",
     },
@@ -120,24 +134,24 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     # -- why: who changed it --
     "inplace.saved.why_changed": {
         "en": "Afterwards `{op}` on line {lineno} changed {name} in place, which raised its version "
-              "counter to {version}; {backward} found the saved value overwritten and refused to compute "
+              "counter to {version}. Then {backward} found the saved value overwritten and refused to compute "
               "a wrong gradient.",
-        "zh": "之后第 {lineno} 行的 `{op}` 原地修改了 {name}，使它的版本计数器变为 {version}；"
-              "{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+        "zh": "之后第 {lineno} 行的 `{op}` 原地修改了 {name}，使它的版本计数器变为 {version}。"
+              "随后{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
     },
     "inplace.saved.why_changed_view": {
         "en": "Afterwards `{op}` on line {lineno} changed {name} in place through its view {view}, which "
-              "raised its version counter to {version}; {backward} found the saved value overwritten and "
+              "raised its version counter to {version}. Then {backward} found the saved value overwritten and "
               "refused to compute a wrong gradient.",
         "zh": "之后第 {lineno} 行的 `{op}` 通过视图 {view} 原地修改了 {name}，使它的版本计数器变为 "
-              "{version}；{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+              "{version}。随后{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
     },
     "inplace.saved.why_changed_module": {
         "en": "Afterwards `{path}`, a {cls} built with the in-place flag on line {lineno}, wrote its result over "
-              "its input, which raised that tensor's version counter to {version}; {backward} found the saved "
+              "its input, which raised that tensor's version counter to {version}. Then {backward} found the saved "
               "value overwritten and refused to compute a wrong gradient.",
         "zh": "之后 `{path}`（第 {lineno} 行以原地方式构造的 {cls}）把结果写回了它的输入，使该张量的版本计数器"
-              "变为 {version}；{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
+              "变为 {version}。随后{backward}发现保存的值已被覆盖，于是拒绝计算错误的梯度。",
     },
     "inplace.saved.why_module_ran": {
         "en": "It ran inside the call on line {lineno} (`{code}`).",
@@ -196,11 +210,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "inplace.saved.why_step_recompute": {
         "en": "The fix computes that loss again after `{optimizer}.step()`, from a fresh forward pass through "
-              "the updated model: the order of PyTorch's own GAN example (the discriminator steps, then the "
-              "generator's loss is computed on D(fake) once more), and each backward() gets the graph of the "
+              "the updated model. This is the order of PyTorch's own GAN example: the discriminator steps, then "
+              "the generator's loss is computed on D(fake) once more. Each backward() gets the graph of the "
               "parameters it updates.",
-        "zh": "修复会在 `{optimizer}.step()` 之后，用更新后的模型重新做一次前向传播来计算这个损失：这正是 "
-              "PyTorch 官方 GAN 示例的顺序（先更新判别器，再对 D(fake) 重新计算生成器的损失），每个 "
+        "zh": "修复会在 `{optimizer}.step()` 之后，用更新后的模型重新做一次前向传播来计算这个损失。这正是 "
+              "PyTorch 官方 GAN 示例的顺序：先更新判别器，再对 D(fake) 重新计算生成器的损失。每个 "
               "backward() 都得到它所更新参数的计算图。",
     },
     "inplace.saved.why_unseen_fast": {
@@ -222,11 +236,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`x[...] = ...`、以 `_` 结尾的方法或 `inplace=True`。",
     },
     "inplace.saved.why_no_fix": {
-        "en": "No automatic fix: the in-place write on line {lineno} is not in a form grad_magic can rewrite "
-              "safely (it may write through a view, or happen inside a function); compute {name} out of "
+        "en": "No automatic fix. The in-place write on line {lineno} is not in a form grad_magic can rewrite "
+              "safely. It may write through a view, or happen inside a function. Compute {name} out of "
               "place there, or `.clone()` it before the write.",
-        "zh": "没有自动修复：第 {lineno} 行的原地写入形式无法被安全地改写（可能是通过视图写入，或发生在某个"
-              "函数内部）；请在那里改用非原地运算计算 {name}，或在写入之前先 `.clone()`。",
+        "zh": "没有自动修复。第 {lineno} 行的原地写入形式无法被安全地改写（可能是通过视图写入，或发生在某个"
+              "函数内部）。请在那里改用非原地运算计算 {name}，或在写入之前先 `.clone()`。",
     },
     "inplace.saved.where_saved": {
         "en": " (the in-place op); the tensor was saved on line {lineno}",

@@ -53,10 +53,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "autograd 在其中不做记录。",
     },
     "leaf.why_pending": {
-        "en": "Here {name} was already used on line {line} in a graph whose backward() comes later, and that "
+        "en": "Here {name} was already used on line {line} in a graph whose backward() comes later. That "
               "backward needs its old value, so no_grad would only trade this error for another. Compute a "
               "new tensor instead and leave {name} as it was.",
-        "zh": "这里 {name} 已在第 {line} 行参与构建了计算图，而该图的 backward() 在后面才执行，并且需要它的"
+        "zh": "这里 {name} 已在第 {line} 行参与构建了计算图，而该图的 backward() 在后面才执行。它需要 {name} 的"
               "旧值，因此用 no_grad 只会换来另一个错误。应当计算一个新张量，保持 {name} 不变。",
     },
     "leaf.why_pending_no_fix": {
@@ -66,10 +66,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "请在该 backward() 之后再修改 {name}，或者改为计算一个新张量。",
     },
     "leaf.why_not_update": {
-        "en": "`{code}` looks like part of the computation rather than an update, so no fix is proposed: use "
+        "en": "`{code}` looks like part of the computation rather than an update, so no fix is proposed. Use "
               "the out-of-place form on a copy (the result is no longer a leaf), or put the change under "
               "`with torch.no_grad():` if it is meant to set values.",
-        "zh": "`{code}` 看起来是计算的一部分而不是参数更新，因此不提供自动修复：可以改用非原地的写法（结果将"
+        "zh": "`{code}` 看起来是计算的一部分而不是参数更新，因此不提供自动修复。可以改用非原地的写法（结果将"
               "不再是叶子张量），如果只是想设置数值，则把它放到 `with torch.no_grad():` 中。",
     },
     "leaf.why_elsewhere": {
@@ -156,18 +156,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "nonleaf.why_rebound_no_fix": {
         "en": "If that line is meant to update `{name}`, change it in place under `with torch.no_grad():` "
-              "(e.g. `{name} += 1`); if the new tensor is meant to be part of the computation, read the "
-              "gradient of the original leaf instead, or call `.retain_grad()` on the new one before backward().",
-        "zh": "如果这一行是想更新 `{name}`，请在 `with torch.no_grad():` 中原地修改它（例如 `{name} += 1`）；"
+              "(e.g. `{name} += 1`). If the new tensor is meant to be part of the computation, read the "
+              "original leaf's gradient instead, or call `.retain_grad()` on the new one before backward().",
+        "zh": "如果这一行是想更新 `{name}`，请在 `with torch.no_grad():` 中原地修改它（例如 `{name} += 1`）。"
               "如果新张量本来就是计算的一部分，请改为读取原叶子张量的梯度，或在 backward() 之前对新张量调用 "
               "`.retain_grad()`。",
     },
     "nonleaf.why_made": {
         "en": "Line {lineno} (`{code}`) creates a leaf with requires_grad=True and then computes on it "
-              "({grad_fn}); `{name}` is that result, and the leaf itself has no name, so its gradient cannot be "
+              "({grad_fn}). `{name}` is that result, and the leaf itself has no name, so its gradient cannot be "
               "read. Make the finished tensor the leaf: compute it first, then call `.requires_grad_()`.",
         "zh": "第 {lineno} 行（`{code}`）先以 requires_grad=True 创建叶子张量，然后又在它上面做了运算"
-              "（{grad_fn}）；`{name}` 是运算结果，而叶子张量本身没有名字，无法读取它的梯度。应当让最终的张量"
+              "（{grad_fn}）。`{name}` 是运算结果，而叶子张量本身没有名字，无法读取它的梯度。应当让最终的张量"
               "成为叶子：先计算出它，再调用 `.requires_grad_()`。",
     },
     "nonleaf.why_intermediate": {

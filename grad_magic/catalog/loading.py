@@ -35,10 +35,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "loading.why": {
         "en": "A checkpoint remembers the device of every tensor in it: these were on {saved} when they were "
               "saved (a model trained on a GPU, say). torch.load puts each one back on that device unless "
-              "`map_location` says where to put it instead, and this torch {version}{build} has no such "
+              "`map_location` says where to put it instead. This torch {version}{build} has no such "
               "device.",
         "zh": "检查点会记住其中每个张量所在的设备：这些张量保存时在 {saved} 上（例如在 GPU 上训练的模型）。"
-              "除非用 `map_location` 指定放到别处，torch.load 会把它们放回原来的设备，"
+              "除非用 `map_location` 指定放到别处，torch.load 会把它们放回原来的设备。"
               "而当前的 torch {version}{build}没有这个设备。",
     },
     "loading.why.wrapped": {

@@ -16,11 +16,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "memory.oom.size": {"en": "{size}", "zh": "{size}"},
     "memory.oom.size_unknown": {"en": "memory", "zh": "内存"},
     "memory.oom.what": {
-        "en": "Line {lineno} asked {device} for {size} more and the allocator could not find it: what is "
-              "already allocated (tensors, their gradients, optimizer state and the saved activations "
-              "of every graph still alive) fills the device.",
-        "zh": "第 {lineno} 行向 {device} 再申请 {size}，分配器找不到这么多空间：已分配的内容（张量、它们的梯度、"
-              "优化器状态，以及所有仍存活的计算图保存的激活值）已经占满了设备。",
+        "en": "Line {lineno} asked {device} for {size} more, and the allocator could not find it. What is "
+              "already allocated fills the device: tensors, their gradients, optimizer state and the saved "
+              "activations of every graph still alive.",
+        "zh": "第 {lineno} 行向 {device} 再申请 {size}，分配器找不到这么多空间。已分配的内容占满了设备：张量、"
+              "它们的梯度、优化器状态，以及所有仍存活的计算图保存的激活值。",
     },
     "memory.oom.why": {
         "en": "Memory stays allocated for as long as something refers to it: a name, a list, or a graph "
@@ -33,18 +33,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "你的变量持有的最大张量：{tensors}。",
     },
     "memory.oom.graph_kept": {
-        "en": "`{total} += {value}` on line {lineno} adds a tensor with a graph to a running total: "
-              "`{total}` ({grad_fn}) then keeps the graph, and all its saved activations, of every step "
-              "alive, so memory grows each iteration.",
-        "zh": "第 {lineno} 行的 `{total} += {value}` 把一个带计算图的张量累加到总和里：`{total}`（{grad_fn}）"
+        "en": "`{total} += {value}` on line {lineno} adds a tensor with a graph to a running total. "
+              "`{total}` ({grad_fn}) then keeps the graph of every step alive, with all its saved "
+              "activations, so memory grows each iteration.",
+        "zh": "第 {lineno} 行的 `{total} += {value}` 把一个带计算图的张量累加到总和里。`{total}`（{grad_fn}）"
               "于是让每一步的计算图及其保存的激活值都一直存活，内存每次迭代都在增长。",
     },
     "memory.oom.fixes": {
         "en": "The usual fixes: a smaller batch; `with torch.no_grad():` around evaluation; `.item()` "
-              "(or `.detach()`) on what you log or accumulate; `del` the large tensors you no longer need, "
-              "then `torch.cuda.empty_cache()` to return the cached blocks.",
+              "(or `.detach()`) on what you log or accumulate. Also `del` the large tensors you no longer "
+              "need, then call `torch.cuda.empty_cache()` to return the cached blocks.",
         "zh": "常见的解决办法：减小 batch；评估时用 `with torch.no_grad():` 包住；对要记录或累加的值调用 "
-              "`.item()`（或 `.detach()`）；用 `del` 删除不再需要的大张量，再调用 `torch.cuda.empty_cache()` "
+              "`.item()`（或 `.detach()`）。另外，用 `del` 删除不再需要的大张量，再调用 `torch.cuda.empty_cache()` "
               "归还缓存的显存块。",
     },
     "memory.oom.why_no_fix": {

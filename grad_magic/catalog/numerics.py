@@ -37,11 +37,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "NaN 会进入 .grad，进而污染权重。",
     },
     "numerics.nan.why": {
-        "en": "`{function}` computes the gradient of one forward op; it gives NaN when that op's derivative "
-              "is undefined or infinite at its input, usually at 0, and the infinity then meets a 0 "
-              "(0 * inf, inf - inf, 0 / 0).",
-        "zh": "`{function}` 负责计算某个前向运算的梯度；当该运算在输入处的导数无定义或为无穷大（通常在 0 处），"
-              "而这个无穷大又遇到了 0（0 * inf、inf - inf、0 / 0）时，结果就是 NaN。",
+        "en": "`{function}` computes the gradient of one forward op. It gives NaN when that op's derivative "
+              "is undefined or infinite at its input, usually at 0, and the infinity then meets a 0. "
+              "Examples: 0 * inf, inf - inf, 0 / 0.",
+        "zh": "`{function}` 负责计算某个前向运算的梯度。当该运算在输入处的导数无定义或为无穷大（通常在 0 处），"
+              "而这个无穷大又遇到了 0 时，结果就是 NaN。例如 0 * inf、inf - inf、0 / 0。",
     },
     "numerics.nan.cause.sqrt": {
         "en": "Here it is a square root: d/dx sqrt(x) = 1 / (2 sqrt(x)) is infinite at x = 0 (a distance "
@@ -62,9 +62,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "这里是除法：a / b 对 b 的梯度是 -a / b²，当两者都为 0 时就是 0 / 0。给分母加一个很小的 epsilon。",
     },
     "numerics.nan.cause.pow": {
-        "en": "Here it is a power: a fractional exponent (x ** 0.5) has an infinite gradient at 0, and "
+        "en": "Here it is a power: a fractional exponent (x ** 0.5) has an infinite gradient at 0. Also, "
               "x ** 2 passes on a 0 * inf when a square root of it follows (a norm of a zero vector).",
-        "zh": "这里是幂运算：分数指数（x ** 0.5）在 0 处梯度为无穷大；x ** 2 后面再接平方根时（零向量的范数），"
+        "zh": "这里是幂运算：分数指数（x ** 0.5）在 0 处梯度为无穷大。x ** 2 后面再接平方根时（零向量的范数），"
               "会出现 0 * inf。",
     },
     "numerics.nan.cause.exp": {
@@ -87,14 +87,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "numerics.nan.why_no_fix": {
         "en": "The op on that line is not one clear `torch.sqrt(...)`, `torch.log(...)` or `a / b`, so the "
-              "edit is left to you: add the epsilon or the clamp at that op.",
-        "zh": "该行的运算不是唯一且明确的 `torch.sqrt(...)`、`torch.log(...)` 或 `a / b`，所以修改留给你："
+              "edit is left to you. Add the epsilon or the clamp at that op.",
+        "zh": "该行的运算不是唯一且明确的 `torch.sqrt(...)`、`torch.log(...)` 或 `a / b`，所以修改留给你。"
               "在该运算处加上 epsilon 或 clamp。",
     },
     "numerics.nan.why_no_fix_exp": {
         "en": "A value divided on that line comes from the exp on line {lineno} (inf / inf, which an epsilon "
-              "does not cure), so the edit is left to you.",
-        "zh": "该行参与除法的值来自第 {lineno} 行的 exp（inf / inf，加 epsilon 无法解决），所以修改留给你。",
+              "does not cure). So the edit is left to you.",
+        "zh": "该行参与除法的值来自第 {lineno} 行的 exp（inf / inf，加 epsilon 无法解决）。所以修改留给你。",
     },
     "numerics.nan.why_no_line": {
         "en": "The forward call is not in this cell (anomaly mode's traceback names none of its lines), so "
@@ -126,17 +126,17 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "numerics.nan_grads.what": {
         "en": "backward() wrote NaN into the .grad of {names}. Without anomaly mode's NaN check torch raises no "
-              "error: an optimizer step on them turns those weights into NaN, and every loss computed with them.",
-        "zh": "backward() 把 NaN 写进了 {names} 的 .grad。没有异常检测的 NaN 检查，torch 不会报错：对它们做一次优化器"
+              "error. An optimizer step on them turns those weights into NaN, and every loss computed with them.",
+        "zh": "backward() 把 NaN 写进了 {names} 的 .grad。没有异常检测的 NaN 检查，torch 不会报错。对它们做一次优化器"
               "更新就会把这些权重变成 NaN，之后用它们算出的每个损失也都会是 NaN。",
     },
     "numerics.nan_grads.why": {
         "en": "A backward function returns NaN when its forward op's derivative is undefined or infinite at its "
-              "input (a square root or a log at 0, 0 / 0, an exp that overflowed). Which op it was is not known "
-              "in this run: run the cell under `%%gradcheck` (full anomaly mode), and backward() stops at that "
-              "op; the card then names its forward line and a fix.",
-        "zh": "当前向运算的导数在其输入处无定义或为无穷大时（0 处的平方根或对数、0 / 0、溢出的 exp），对应的反向"
-              "函数就会返回 NaN。本次运行无法得知是哪个运算：用 `%%gradcheck`（完整的异常检测模式）重新运行该单元格，"
+              "input. Examples: a square root or a log at 0, 0 / 0, an exp that overflowed. Which op it was is not known "
+              "in this run. Run the cell under `%%gradcheck` (full anomaly mode): backward() then stops at that "
+              "op, and the card names its forward line and a fix.",
+        "zh": "当前向运算的导数在其输入处无定义或为无穷大时，对应的反向"
+              "函数就会返回 NaN。例如 0 处的平方根或对数、0 / 0、溢出的 exp。本次运行无法得知是哪个运算。用 `%%gradcheck`（完整的异常检测模式）重新运行该单元格，"
               "backward() 会停在那个运算上，卡片会指出它的前向代码行并给出修复。",
     },
     "numerics.nan_grads.unnamed": {

@@ -176,25 +176,25 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "optimizer.stray.summary": {
         "en": "`{optimizer}.step()`, run from {step}, updated {count} parameters that belong to no model you "
-              "still have; `{model}`, which the training uses, has parameters of the same shapes that it never "
+              "still have. `{model}`, which the training uses, has parameters of the same shapes that it never "
               "touches.",
-        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；"
+        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型。"
               "训练所用的 `{model}` 有形状完全相同的参数，却从未被它更新。",
     },
     "optimizer.stray.summary_layers": {
         "en": "`{optimizer}.step()`, run from {step}, updated {count} parameters that belong to no model you still "
-              "have; `{model}`, which the training uses, has parameters of the same kinds (its layers were made "
+              "have. `{model}`, which the training uses, has parameters of the same kinds (its layers were made "
               "again) that it never touches.",
-        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型；训练所用的 "
+        "zh": "从 {step} 运行的 `{optimizer}.step()` 更新了 {count} 个参数，但它们不属于你现在持有的任何模型。训练所用的 "
               "`{model}` 有同类的参数（它的层被重新创建过），却从未被它更新。",
     },
     "optimizer.stray.at": {"en": "line {lineno}", "zh": "第 {lineno} 行"},
     "optimizer.stray.at_here": {"en": "line {lineno} of this cell", "zh": "本单元格第 {lineno} 行"},
     "optimizer.stray.why_remade": {
-        "en": "`{optimizer}` was built on {built}, on the parameters `{model}` had then; {remade} made `{model}` "
+        "en": "`{optimizer}` was built on {built}, on the parameters `{model}` had then. {remade} made `{model}` "
               "again (or replaced its layers) afterwards, and `{optimizer}` kept the old ones. Build `{optimizer}` "
               "again from `{model}.parameters()` right after that.",
-        "zh": "`{optimizer}` 是在 {built} 基于 `{model}` 当时的参数创建的；之后 {remade} 重新创建了 `{model}`（或替换了"
+        "zh": "`{optimizer}` 是在 {built} 基于 `{model}` 当时的参数创建的。之后 {remade} 重新创建了 `{model}`（或替换了"
               "它的层），而 `{optimizer}` 仍持有旧的参数。请在那之后立即用 `{model}.parameters()` 重新创建 "
               "`{optimizer}`。",
     },
@@ -205,9 +205,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "optimizer.stray.what": {
         "en": "`{optimizer}` ({cls}) holds the parameters it was built with. None of them is a parameter of "
-              "`{model}`: `{model}` runs forward and backward, its .grad fills up, but its weights never "
+              "`{model}`. `{model}` runs forward and backward, its .grad fills up, but its weights never "
               "change. No error is raised: the loss just does not go down.",
-        "zh": "`{optimizer}`（{cls}）持有的是创建它时传入的参数，其中没有一个属于 `{model}`：`{model}` 照常做"
+        "zh": "`{optimizer}`（{cls}）持有的是创建它时传入的参数，其中没有一个属于 `{model}`。`{model}` 照常做"
               "前向和反向传播，它的 .grad 也被填充，但权重从不改变。不会报错：只是损失不会下降。",
     },
     "optimizer.stray.why": {

@@ -52,15 +52,15 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "requires_grad=True 的就是它。",
     },
     "missing_rg.why_no_evidence": {
-        "en": "Nothing in the cell says which of them you want gradients for, so the fix marks each of them; "
-              "leave requires_grad off for tensors that are plain input data.",
-        "zh": "单元格中看不出你需要其中哪些张量的梯度，因此修复会把它们都标记上；对于只是输入数据的张量，"
+        "en": "Nothing in the cell says which of them you want gradients for, so the fix marks each of them. "
+              "Leave requires_grad off for tensors that are plain input data.",
+        "zh": "单元格中看不出你需要其中哪些张量的梯度，因此修复会把它们都标记上。对于只是输入数据的张量，"
               "可以不设置 requires_grad。",
     },
     "missing_rg.why_no_evidence_no_fix": {
-        "en": "Nothing in the cell says which of them you want gradients for; leave requires_grad off for "
+        "en": "Nothing in the cell says which of them you want gradients for. Leave requires_grad off for "
               "tensors that are plain input data.",
-        "zh": "单元格中看不出你需要其中哪些张量的梯度；对于只是输入数据的张量，不需要设置 requires_grad。",
+        "zh": "单元格中看不出你需要其中哪些张量的梯度。对于只是输入数据的张量，不需要设置 requires_grad。",
     },
     "missing_rg.why_outside_fix": {
         "en": "Set requires_grad=True where that tensor is created, or call `.requires_grad_()` on it before the "
@@ -98,9 +98,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "把第 {start}-{end} 行移出 `{header}`，让前向计算被记录下来",
     },
     "missing_rg.why_no_grad_part": {
-        "en": "The fix moves every line of that block the loss depends on; if part of it is meant to stay "
+        "en": "The fix moves every line of that block the loss depends on. If part of it is meant to stay "
               "frozen (a pretrained feature extractor), keep only those lines under `{header}`.",
-        "zh": "修复会把该代码块中损失所依赖的每一行都移出来；如果其中一部分本来就应保持冻结（例如预训练的"
+        "zh": "修复会把该代码块中损失所依赖的每一行都移出来。如果其中一部分本来就应保持冻结（例如预训练的"
               "特征提取器），请只把那几行留在 `{header}` 中。",
     },
     "missing_rg.fix_no_grad_line": {
@@ -151,9 +151,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "因此 {name} 不需要梯度。",
     },
     "missing_rg.why_cut_copy": {
-        "en": "`{cut}` on line {lineno} (`{code}`) builds a new tensor from the values of one that has a graph; the copy "
+        "en": "`{cut}` on line {lineno} (`{code}`) builds a new tensor from the values of one that has a graph. The copy "
               "has no history, so {name} does not require grad.",
-        "zh": "第 {lineno} 行（`{code}`）中的 `{cut}` 用一个带计算图的张量的数值创建了新张量；这个副本没有运算历史，因此 "
+        "zh": "第 {lineno} 行（`{code}`）中的 `{cut}` 用一个带计算图的张量的数值创建了新张量。这个副本没有运算历史，因此 "
               "{name} 不需要梯度。",
     },
     "missing_rg.why_cut_fix": {
@@ -162,10 +162,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "missing_rg.why_cut_update": {
         "en": "This is a manual update that rebuilds {name} as a new leaf, but `.detach()` leaves it without "
-              "requires_grad, so the next pass has nothing to differentiate: ask for it again with "
+              "requires_grad, so the next pass has nothing to differentiate. Ask for it again with "
               "`.requires_grad_()`.",
         "zh": "这是一次手动更新，把 {name} 重新生成为新的叶子张量，但 `.detach()` 之后它不再需要梯度，"
-              "下一轮前向计算就没有可以求导的对象：需要用 `.requires_grad_()` 重新开启。",
+              "下一轮前向计算就没有可以求导的对象。需要用 `.requires_grad_()` 重新开启。",
     },
     "missing_rg.why_cut_no_fix": {
         "en": "Keep the computation in torch operations from the parameters to the loss (no Python numbers, "

@@ -21,26 +21,26 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "Linear 层用它的权重去乘输入的最后一维：这一维的大小必须等于该层的 in_features。",
     },
     "shapes.linear.what": {
-        "en": "On line {lineno}, {input} of shape {shape} went into {layer} = nn.Linear({expected}, {out}): its "
+        "en": "On line {lineno}, {input} of shape {shape} went into {layer} = nn.Linear({expected}, {out}). Its "
               "last dimension is {got}, and the layer takes {expected}.",
-        "zh": "第 {lineno} 行把形状为 {shape} 的 {input} 送进了 {layer} = nn.Linear({expected}, {out})："
+        "zh": "第 {lineno} 行把形状为 {shape} 的 {input} 送进了 {layer} = nn.Linear({expected}, {out})。"
               "它的最后一维是 {got}，而这一层需要 {expected}。",
     },
     "shapes.linear.functional": {"en": "F.linear with `{weight}`", "zh": "使用 `{weight}` 的 F.linear"},
     "shapes.linear.what_functional": {
-        "en": "On line {lineno}, {input} of shape {shape} went into {layer}, a weight of shape ({out}, {expected}): "
-              "the input's last dimension is {got}, and the weight takes {expected}.",
-        "zh": "第 {lineno} 行把形状为 {shape} 的 {input} 送进了 {layer}，权重形状为 ({out}, {expected})："
+        "en": "On line {lineno}, {input} of shape {shape} went into {layer}, a weight of shape ({out}, {expected}). "
+              "The input's last dimension is {got}, and the weight takes {expected}.",
+        "zh": "第 {lineno} 行把形状为 {shape} 的 {input} 送进了 {layer}，权重形状为 ({out}, {expected})。"
               "输入的最后一维是 {got}，而权重需要 {expected}。",
     },
     "shapes.linear.why_flatten_4d": {
         "en": "{input} is still 4-D, {shape}: (batch, channels, height, width), as a convolution or pooling "
               "layer returns it. A Linear layer works on the last dimension only, so it sees rows of {got} "
               "values. Flattened from dimension 1, each sample has {flat} values, exactly the {expected} that "
-              "{layer} expects: the flatten between the conv/pool stack and the Linear layer is missing.",
+              "{layer} expects. The flatten between the conv/pool stack and the Linear layer is missing.",
         "zh": "{input} 仍然是 4 维的 {shape}：（批大小, 通道, 高, 宽），也就是卷积层或池化层输出的样子。"
               "Linear 层只作用于最后一维，所以它看到的是每行 {got} 个值。从第 1 维展平后，每个样本有 {flat} "
-              "个值，正好是 {layer} 需要的 {expected} 个：卷积/池化部分和 Linear 层之间少了一次展平。",
+              "个值，正好是 {layer} 需要的 {expected} 个。卷积/池化部分和 Linear 层之间少了一次展平。",
     },
     "shapes.linear.why_flatten": {
         "en": "{input} is still {ndim}-D, {shape}. A Linear layer works on the last dimension only, so it sees "
@@ -60,10 +60,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "（别的图像尺寸、别的卷积/池化结构）算出来的。",
     },
     "shapes.linear.why_in_features": {
-        "en": "Each sample of {input} has {got} features, but {layer} was built for {expected}: its in_features "
+        "en": "Each sample of {input} has {got} features, but {layer} was built for {expected}. Its in_features "
               "was worked out for a different input (another image size after the conv/pool stack, another "
               "number of columns in the data).",
-        "zh": "{input} 的每个样本有 {got} 个特征，但 {layer} 是按 {expected} 个特征建的：它的 in_features "
+        "zh": "{input} 的每个样本有 {got} 个特征，但 {layer} 是按 {expected} 个特征建的。它的 in_features "
               "是按另一种输入算出来的（卷积/池化之后的图像尺寸不同，或数据的列数不同）。",
     },
     "shapes.linear.origin": {
@@ -180,9 +180,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "把预测展平成每个标签一行：第 {lineno} 行改用 `{code}`",
     },
     "shapes.batch.view": {
-        "en": "`{code}` on line {lineno} reshapes to rows of {n}, but each sample has {per_sample} values: the -1 "
+        "en": "`{code}` on line {lineno} reshapes to rows of {n}, but each sample has {per_sample} values. The -1 "
               "then makes {n_in} rows out of {n_target} samples, and the batch size is lost.",
-        "zh": "第 {lineno} 行的 `{code}` 把张量变形为每行 {n} 个值，但每个样本有 {per_sample} 个值：于是 -1 "
+        "zh": "第 {lineno} 行的 `{code}` 把张量变形为每行 {n} 个值，但每个样本有 {per_sample} 个值。于是 -1 "
               "把 {n_target} 个样本变成了 {n_in} 行，批大小就此丢失。",
     },
     "shapes.batch.fix_view": {
@@ -214,9 +214,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "shapes.size.unit_dim": {
         "en": "{side} has one more dimension, of size 1, at position {dim} (a model ending in "
-              "`nn.Linear(..., 1)` gives one column): squeezing it out pairs each prediction with its label and "
+              "`nn.Linear(..., 1)` gives one column). Squeezing it out pairs each prediction with its label and "
               "changes no value.",
-        "zh": "{side} 多出一个大小为 1 的维度，位于第 {dim} 维（以 `nn.Linear(..., 1)` 结尾的模型会输出一列）："
+        "zh": "{side} 多出一个大小为 1 的维度，位于第 {dim} 维（以 `nn.Linear(..., 1)` 结尾的模型会输出一列）。"
               "把它 squeeze 掉后每个预测就与自己的标签配对，数值不变。",
     },
     "shapes.size.no_fix": {
@@ -309,9 +309,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`ignore_index={label}`。",
     },
     "shapes.target.one_based": {
-        "en": "Label {label} equals the number of outputs: either the labels start at 1 (then use `y - 1`), or "
+        "en": "Label {label} equals the number of outputs. Either the labels start at 1 (then use `y - 1`), or "
               "there are more classes than {layer}'s {classes} outputs (then raise its out_features).",
-        "zh": "标签 {label} 正好等于输出个数：要么标签是从 1 开始编号的（那就用 `y - 1`），要么类别比 "
+        "zh": "标签 {label} 正好等于输出个数。要么标签是从 1 开始编号的（那就用 `y - 1`），要么类别比 "
               "{layer} 的 {classes} 个输出多（那就增大它的 out_features）。",
     },
     "shapes.target.no_fix_range": {

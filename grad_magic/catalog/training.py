@@ -23,10 +23,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "个张量让 {count} 轮迭代的计算图都无法释放，内存随迭代次数不断增长。",
     },
     "training.graph.what_sum": {
-        "en": "After the loop on line {loop}, `{name}` is still a tensor with a grad_fn ({grad_fn}): the sum "
+        "en": "After the loop on line {loop}, `{name}` is still a tensor with a grad_fn ({grad_fn}). The sum "
               "is part of the autograd graph, linked to the loss of every iteration it added up. No error "
               "is raised: memory just keeps growing, until a long run is out of memory.",
-        "zh": "第 {loop} 行的循环结束后，`{name}` 仍是一个带 grad_fn（{grad_fn}）的张量：这个和本身就是"
+        "zh": "第 {loop} 行的循环结束后，`{name}` 仍是一个带 grad_fn（{grad_fn}）的张量。这个和本身就是"
               "计算图的一部分，连着它累加过的每一轮的 loss。不会报错：只是内存持续增长，"
               "直到长时间训练时内存耗尽。",
     },
@@ -138,19 +138,19 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "所以 `{optimizer}` 没有可用来更新的梯度。",
     },
     "training.frozen.why_detached": {
-        "en": "backward() ran on `{loss}`, but `{loss}` has no grad_fn: it was rebuilt from a detached "
-              "value (.detach(), .item(), torch.tensor(...)) and marked requires_grad, so backward() "
+        "en": "backward() ran on `{loss}`, but `{loss}` has no grad_fn. It was rebuilt from a detached "
+              "value (.detach(), .item(), torch.tensor(...)) and marked requires_grad. So backward() "
               "stops at `{loss}` itself and never reaches the parameters. Compute the loss from the "
               "model's output directly.",
-        "zh": "backward() 是在 `{loss}` 上执行的，但 `{loss}` 没有 grad_fn：它是从已断开的值"
-              "（.detach()、.item()、torch.tensor(...)）重新构造并设置了 requires_grad 的，所以 "
+        "zh": "backward() 是在 `{loss}` 上执行的，但 `{loss}` 没有 grad_fn。它是从已断开的值"
+              "（.detach()、.item()、torch.tensor(...)）重新构造并设置了 requires_grad 的。所以 "
               "backward() 在 `{loss}` 处就停止了，到达不了参数。请直接用模型的输出计算 loss。",
     },
     "training.frozen.why_other": {
         "en": "None of the parameters given to `{optimizer}` were part of the graph that backward() "
-              "ran through: check that the optimizer got the parameters of the model you train, and "
+              "ran through. Check that the optimizer got the parameters of the model you train, and "
               "that gradients from torch.autograd.grad are stored in .grad.",
-        "zh": "传给 `{optimizer}` 的参数都不在 backward() 经过的计算图中：请检查优化器拿到的是否是"
+        "zh": "传给 `{optimizer}` 的参数都不在 backward() 经过的计算图中。请检查优化器拿到的是否是"
               "你正在训练的模型的参数，以及 torch.autograd.grad 得到的梯度是否写回了 .grad。",
     },
     "training.frozen.why_no_fix": {
@@ -237,10 +237,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     },
     "training.mode.what_train_loop": {
         "en": "`{name}.eval()` on line {lineno} runs inside the training loop, and nothing in the loop "
-              "switches `{name}` back to train(): every pass after the first one trains in eval() mode. "
+              "switches `{name}` back to train(). Every pass after the first one trains in eval() mode. "
               "Affected layers: {layers}. No error is raised: the model just trains differently.",
         "zh": "第 {lineno} 行的 `{name}.eval()` 在训练循环内部执行，而循环中没有任何代码把 `{name}` "
-              "切回 train()：第一轮之后的每一轮都在 eval() 模式下训练。受影响的层：{layers}。"
+              "切回 train()。第一轮之后的每一轮都在 eval() 模式下训练。受影响的层：{layers}。"
               "不会报错：只是模型的训练方式不对。",
     },
     "training.mode.why_came_in_eval": {
@@ -254,20 +254,20 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "受影响的层：{layers}。不会报错：只是得到的数字不对。",
     },
     "training.mode.why_train": {
-        "en": "In eval() mode Dropout stops dropping and BatchNorm uses its running statistics instead "
-              "of the batch's and stops updating them, so {layers} cannot regularise or normalise as "
+        "en": "In eval() mode Dropout stops dropping, and BatchNorm uses its running statistics instead "
+              "of the batch's and stops updating them. So {layers} cannot regularise or normalise as "
               "the model expects while it learns. Call `{name}.train()` before training.",
         "zh": "在 eval() 模式下 Dropout 不再丢弃，BatchNorm 使用累计的统计量而不是当前 batch 的，"
-              "也不再更新它们，所以 {layers} 在学习过程中无法按模型预期进行正则化或归一化。"
+              "也不再更新它们。所以 {layers} 在学习过程中无法按模型预期进行正则化或归一化。"
               "请在训练前调用 `{name}.train()`。",
     },
     "training.mode.why_eval": {
-        "en": "In train() mode Dropout randomly zeroes activations and BatchNorm normalises with each "
-              "batch's statistics and overwrites its running statistics with the evaluation data: with "
+        "en": "In train() mode Dropout randomly zeroes activations, and BatchNorm normalises with each "
+              "batch's statistics and overwrites its running statistics with the evaluation data. With "
               "{layers} in train() mode the results are random and the model changes. Call `{name}.eval()` "
               "before evaluating (turning gradients off does not switch the mode).",
         "zh": "在 train() 模式下 Dropout 会随机置零激活值，BatchNorm 用每个 batch 的统计量做归一化，"
-              "还会用评估数据覆盖它的累计统计量，所以 {layers} 会让结果带有随机性并改变模型。"
+              "还会用评估数据覆盖它的累计统计量。所以 {layers} 会让结果带有随机性并改变模型。"
               "请在评估前调用 `{name}.eval()`（关闭梯度不会切换模式）。",
     },
     "training.mode.why_eval_call": {

@@ -113,7 +113,7 @@ def _complete(ctx: RuleContext, err: SavedTensorError, first: Placed, fix: Optio
 
 # -- the saved tensor, in words --
 
-def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
+def _who_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
     if saved.line is not None:
         return ctx.say("inplace.saved.why_saved", lineno=saved.line, name=name, node=saved.node,
                        code=_code_of(ctx, saved.line))
@@ -128,6 +128,12 @@ def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
     producer = ctx.say("inplace.saved.producer", output=err.output, grad_fn=err.grad_fn) if err.grad_fn else ""
     fast = "inplace.saved.why_saved_unknown" if anomaly_was_on(ctx) else "inplace.saved.why_saved_fast"
     return ctx.say(fast, name=name, producer=producer)
+
+
+def _why_saved(ctx: RuleContext, saved: Saved, name: str) -> str:
+    """Who saved the tensor, in words. NB: tidied, for the space a Chinese template keeps before a name goes
+    when the name is a phrase ("保存了一个无名张量")."""
+    return catalog.tidy(_who_saved(ctx, saved, name), ctx.language)
 
 
 def _why_saved_in(ctx: RuleContext, saved: Saved, name: str, filename: str, lineno: int) -> str:
@@ -148,11 +154,14 @@ def _why_saved_in(ctx: RuleContext, saved: Saved, name: str, filename: str, line
 
 def _what(ctx: RuleContext, saved: Saved, name: str) -> str:
     err = saved.err
+    # NB: "(an unnamed tensor: float32, …)" says nothing the tensor's description does not
+    unnamed = "_unnamed" if name == ctx.say("inplace.saved.unnamed") else ""
     if err.version is None:
-        return ctx.say("inplace.saved.what_bare", name=name)
+        return ctx.say(f"inplace.saved.what_bare{unnamed}", name=name)
     shape = shape_text(err.shape) if err.shape is not None else "?"
     tensor = ctx.say("inplace.saved.tensor", dtype=err.dtype or err.type_text, shape=shape)
-    return ctx.say("inplace.saved.what", name=name, version=err.version, expected=err.expected, tensor=tensor)
+    return ctx.say(f"inplace.saved.what{unnamed}", name=name, version=err.version, expected=err.expected,
+                   tensor=tensor)
 
 
 def _where(ctx: RuleContext, saved: Saved, lineno: Optional[int], key: str) -> str:
@@ -171,7 +180,7 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, p: Placed, backward: str, f
     base = base_of(ctx, saved.err, written)
     spot = inplace_spot(ctx, event)
     view = quote(ctx.names.name_for(written) if written is not None else None) or \
-        quote(spot.target if spot else None) or ctx.say("inplace.saved.the_tensor")
+        quote(spot.target if spot else None) or ctx.say("inplace.saved.unnamed")
     name = quote(ctx.names.name_for(base)) if base is not None else view
     op = _code_of(ctx, event.lineno) or f"{event.name}()"
     changed = dict(op=op, lineno=event.lineno, name=name, version=target.version, backward=backward)
@@ -186,9 +195,9 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, p: Placed, backward: str, f
         why.append(more)
     elif fix is None:
         why.append(ctx.say("inplace.saved.why_no_fix", lineno=event.lineno, name=name))
-    facts = [tensor_fact(_plain_name(name), base)] if base is not None else []
-    facts.append(tensor_fact(_plain_name(view), written) if written is not None
-                 else _snapshot_fact(_plain_name(view), target, saved.err))
+    facts = [tensor_fact(_row_name(ctx, name), base)] if base is not None else []
+    facts.append(tensor_fact(_row_name(ctx, view), written) if written is not None
+                 else _snapshot_fact(_row_name(ctx, view), target, saved.err))
     title = "inplace.saved.title_update" if is_update else "inplace.saved.title"
     return ctx.diagnosis(
         KIND, ERROR, title=catalog.sentences([ctx.say(title, name=name)], ctx.language, capitalise=True),
@@ -196,7 +205,7 @@ def _from_inplace_op(ctx: RuleContext, saved: Saved, p: Placed, backward: str, f
         what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
         where=_where(ctx, saved, event.lineno, "inplace.saved.where_saved"),
         lines=_lines(saved.line, event.lineno, ctx.record.error_lineno),
-        names=[_plain_name(n) for n in dict.fromkeys((name, view))], tensors=facts, fix=fix)
+        names=[_plain_name(n) for n in dict.fromkeys((name, view)) if n.startswith("`")], tensors=facts, fix=fix)
 
 
 def _from_module(ctx: RuleContext, saved: Saved, p: Placed, fix: Optional[Fix], more: Optional[str]) -> Diagnosis:
@@ -206,7 +215,7 @@ def _from_module(ctx: RuleContext, saved: Saved, p: Placed, fix: Optional[Fix], 
     assert write is not None
     built, backward_line = write.call.lineno, None if ctx.elsewhere else ctx.record.error_lineno
     tree = cell_tree(ctx.record.source)
-    name = quote(_input_name(ctx, tree, event.lineno, write.called_as)) or ctx.say("inplace.saved.the_tensor")
+    name = quote(_input_name(ctx, tree, event.lineno, write.called_as)) or ctx.say("inplace.saved.unnamed")
     changed = dict(path=write.path, cls=type(write.module).__name__, lineno=built, version=target.version,
                    backward=_backward(ctx, backward_line))
     why = [_why_saved(ctx, saved, name), ctx.say("inplace.saved.why_changed_module", **changed)]
@@ -223,7 +232,7 @@ def _from_module(ctx: RuleContext, saved: Saved, p: Placed, fix: Optional[Fix], 
         what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
         where=_where(ctx, saved, built, "inplace.saved.where_saved_module"),
         lines=_lines(saved.line, event.lineno, built, backward_line), names=[write.path],
-        tensors=[_snapshot_fact(_plain_name(name), target, saved.err)], fix=fix)
+        tensors=[_snapshot_fact(_row_name(ctx, name), target, saved.err)], fix=fix)
 
 
 def _input_name(ctx: RuleContext, tree: Optional[ast.Module], lineno: Optional[int], called_as: Optional[str]
@@ -252,7 +261,7 @@ def _from_step(ctx: RuleContext, saved: Saved, step: StepEvent, param: torch.Ten
         what=_what(ctx, saved, name), why=catalog.sentences(why, ctx.language),
         where=_where(ctx, saved, step.lineno, "inplace.saved.where_saved_step"),
         lines=_lines(saved.line, step.lineno, ctx.record.error_lineno),
-        names=[optimizer, _plain_name(name)], tensors=[tensor_fact(_plain_name(name), param)], fix=fix)
+        names=[optimizer, _plain_name(name)], tensors=[tensor_fact(_row_name(ctx, name), param)], fix=fix)
 
 
 def _recompute_fix(ctx: RuleContext, step: StepEvent, opt: object, optimizer: str) -> Optional[Fix]:
@@ -276,7 +285,7 @@ def _unseen(ctx: RuleContext, saved: Saved) -> Diagnosis:
     saved = Saved(saved.err, node, None, False) if node is not None else saved  # NB: the node, without a line
     found = saved_candidates(ctx, saved.err) if saved.err.shape is not None else []
     names = sorted({n for t in found for n in [ctx.names.name_for(t)] if n})
-    name = quote(names[0]) if len(names) == 1 else ctx.say("inplace.saved.the_tensor")
+    name = quote(names[0]) if len(names) == 1 else ctx.say("inplace.saved.unnamed")
     unseen = "inplace.saved.why_unseen" if anomaly_was_on(ctx) else "inplace.saved.why_unseen_fast"
     why = [_why_saved(ctx, saved, name), ctx.say(unseen, name=name)]
     return ctx.diagnosis(
@@ -295,6 +304,13 @@ def _code_of(ctx: RuleContext, lineno: Optional[int]) -> str:
 
 def _plain_name(name: str) -> str:
     return name.strip("`")
+
+
+def _row_name(ctx: RuleContext, name: str) -> str:
+    """A tensor's name in the card's table: the name as code, or a mark for one without a name. NB: a name is
+    quoted (`x`); an unquoted one is a phrase of the sentences ("an unnamed tensor", "a parameter of `opt`"),
+    no name for a row."""
+    return _plain_name(name) if name.startswith("`") else ctx.say("inplace.saved.unnamed_row")
 
 
 def _backward(ctx: RuleContext, lineno: Optional[int]) -> str:

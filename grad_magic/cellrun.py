@@ -23,7 +23,7 @@ from .engine import diagnose, diagnose_and_remember
 from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
 from .live import LiveWatch, after_live
 from .sources import Sources
-from .stacks import plumbing_frames, traceback_without_dispatch
+from .stacks import plain_traceback_once, plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
 _SHOWN = "_grad_magic_shown"  # set on an exception whose card is shown, so an outer %%gradcheck stays quiet
@@ -137,66 +137,8 @@ def _failed(shell: Any, run: Capture, options: CaptureOptions, exc: BaseExceptio
         return True
     _report(shell, run, options)
     as_in_a_plain_cell(exc)
-    _plain_traceback_once(shell, exc)
+    plain_traceback_once(shell, exc, (run_cell_checked.__code__, run_cell_checked_async.__code__))
     return False
-
-
-def _plain_traceback_once(shell: Any, exc: BaseException) -> None:
-    """IPython's next `showtraceback`, for `exc`, without the frames a plain cell has not: the cell's
-    `get_ipython().run_cell_magic('gradcheck', ...)` line, IPython's magic call and ours (`sys.last_traceback`,
-    `%debug` then see a plain cell's). The wrapper is an instance attribute that takes itself off at its first
-    call, or when the cell ends (`post_run_cell`) without one: nothing stays on the shell."""
-    before = vars(shell).get("showtraceback", _NONE)
-
-    def off(*_: Any) -> None:
-        if vars(shell).get("showtraceback") is showtraceback:
-            if before is _NONE:
-                del shell.showtraceback
-            else:
-                shell.showtraceback = before
-        try:
-            shell.events.unregister("post_run_cell", off)
-        except ValueError:
-            pass
-
-    def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
-        off()
-        try:
-            value = exc_tuple[1] if exc_tuple is not None else sys.exc_info()[1]
-            if value is exc:
-                _without_magic_call(exc.__traceback__)
-        except Exception:  # NB: never in place of the user's traceback
-            pass
-        return shell.showtraceback(exc_tuple, *args, **kwargs)
-
-    try:
-        shell.showtraceback = showtraceback
-        shell.events.register("post_run_cell", off)
-    except Exception:  # NB: a shell without events: the wrapper comes off at the next traceback
-        pass
-
-
-_NONE = object()
-
-
-def _without_magic_call(tb: Optional[TracebackType]) -> None:
-    """Relink `tb` in place: the entry before the cell's magic-call line goes on to the first frame of the
-    cell's body. Unchanged when the chain is not the one IPython builds for a cell magic."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    runners = (run_cell_checked.__code__, run_cell_checked_async.__code__)
-    magic_call = InteractiveShell.run_cell_magic.__code__
-    entries: List[TracebackType] = []
-    while tb is not None and len(entries) < 10_000:
-        entries.append(tb)
-        tb = tb.tb_next
-    runner = next((i for i, e in enumerate(entries) if e.tb_frame.f_code in runners), None)
-    if runner is None or runner + 1 >= len(entries):
-        return
-    calls = [i for i in range(runner) if entries[i].tb_frame.f_code is magic_call]
-    if not calls or calls[-1] < 2:
-        return
-    entries[calls[-1] - 2].tb_next = entries[runner + 1]
 
 
 def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:

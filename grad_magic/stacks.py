@@ -12,13 +12,17 @@ The same goes for the traceback of an error raised under the tracker (`without_d
 tracker from its own dispatch, and each error in a tracked call would otherwise show the tracker's frame,
 and for a torch function written in Python (`F.relu`, `Tensor.backward`) also torch's `handle_torch_function`
 and a second copy of that function's frame.
+
+And the traceback IPython shows for a failing `%%gradcheck` cell (`plain_traceback_once`): without the cell's
+`get_ipython().run_cell_magic(...)` line and the magic's frames, as a plain cell's.
 """
 from __future__ import annotations
 
+import sys
 import traceback
 import warnings
 from types import CodeType, FrameType, TracebackType
-from typing import Callable, FrozenSet, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, FrozenSet, List, Optional, Sequence, Tuple, TypeVar
 
 import torch.overrides
 
@@ -133,3 +137,61 @@ def traceback_without_dispatch(tb: Optional[TracebackType], tracker: FrozenSet[C
         line = entry.tb_lineno
         chain = TracebackType(chain, entry.tb_frame, entry.tb_lasti, -1 if line is None else line)
     return chain
+
+
+def plain_traceback_once(shell: Any, exc: BaseException, runners: Tuple[CodeType, ...]) -> None:
+    """IPython's next `showtraceback`, for `exc`, without the frames a plain cell has not: the cell's
+    `get_ipython().run_cell_magic('gradcheck', ...)` line, IPython's magic call and ours (`sys.last_traceback`,
+    `%debug` then see a plain cell's); `runners`: the code of the cell runner that ran the body. The wrapper is
+    an instance attribute that takes itself off at its first call, or when the cell ends (`post_run_cell`)
+    without one: nothing stays on the shell."""
+    before = vars(shell).get("showtraceback", _NONE)
+
+    def off(*_: Any) -> None:
+        if vars(shell).get("showtraceback") is showtraceback:
+            if before is _NONE:
+                del shell.showtraceback
+            else:
+                shell.showtraceback = before
+        try:
+            shell.events.unregister("post_run_cell", off)
+        except ValueError:
+            pass
+
+    def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
+        off()
+        try:
+            value = exc_tuple[1] if exc_tuple is not None else sys.exc_info()[1]
+            if value is exc:
+                _without_magic_call(exc.__traceback__, runners)
+        except Exception:  # NB: never in place of the user's traceback
+            pass
+        return shell.showtraceback(exc_tuple, *args, **kwargs)
+
+    try:
+        shell.showtraceback = showtraceback
+        shell.events.register("post_run_cell", off)
+    except Exception:  # NB: a shell without events: the wrapper comes off at the next traceback
+        pass
+
+
+_NONE = object()
+
+
+def _without_magic_call(tb: Optional[TracebackType], runners: Tuple[CodeType, ...]) -> None:
+    """Relink `tb` in place: the entry before the cell's magic-call line goes on to the first frame of the
+    cell's body. Unchanged when the chain is not the one IPython builds for a cell magic."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    magic_call = InteractiveShell.run_cell_magic.__code__
+    entries: List[TracebackType] = []
+    while tb is not None and len(entries) < 10_000:
+        entries.append(tb)
+        tb = tb.tb_next
+    runner = next((i for i, e in enumerate(entries) if e.tb_frame.f_code in runners), None)
+    if runner is None or runner + 1 >= len(entries):
+        return
+    calls = [i for i in range(runner) if entries[i].tb_frame.f_code is magic_call]
+    if not calls or calls[-1] < 2:
+        return
+    entries[calls[-1] - 2].tb_next = entries[runner + 1]

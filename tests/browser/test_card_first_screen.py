@@ -9,7 +9,9 @@ ones). The primary button is Insert fixed cell below for a fix of the cell itsel
 a fix of an earlier cell, as the kind's golden files say (`<case>.fixed.py`, `<case>.fixed.setup.py`);
 a kind whose golden case proposes no fix has no button and is measured on its title only. The same holds
 for the earlier-cell card of `earlier_cell_fix.ipynb` (Apply) and for the live card of
-`test_live_stop.py` while its cell runs (Stop).
+`test_live_stop.py` while its cell runs (Stop). And again in JupyterLab without the extension: the HTML
+card (what the classic Notebook, Colab and VS Code show), whose primary button is Insert (for an earlier
+cell too) and whose live card says how to interrupt where the extension has Stop.
 
 One notebook, one kernel: one cell per kind (its golden case's setup, if any, as the cell before it),
 run one by one, the user's names cleared in between; a failing cell does not stop the next. The case
@@ -20,6 +22,7 @@ artifacts/screenshots/first_screen_*.png.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -184,7 +187,12 @@ def kinds_shown(nb: NotebookPage, index: int) -> List[str]:
     return kinds
 
 
-def measure(nb: NotebookPage, scene: Scene, index: int) -> Measure:
+# NB: the HTML card (JupyterLab without the extension, classic Notebook, Colab, VS Code): Insert is its one
+# primary button, also for a fix of an earlier cell; a live card there says how to interrupt, in its place
+HTML_BUTTONS = {"gm-insert": "gm-insert", "gm-apply": "gm-insert", "gm-stop": "gm-interrupt"}
+
+
+def measure(nb: NotebookPage, scene: Scene, index: int, html_only: bool = False) -> Measure:
     """Run the scene's cells, scroll its cell's input to the top, and measure title and button."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -192,9 +200,11 @@ def measure(nb: NotebookPage, scene: Scene, index: int) -> Measure:
                     "store_history: false}).done")
     for setup in range(index - len(scene.setup), index):
         shift_enter(nb, setup)
-    card = nb.cell(index).locator(f".jp-RenderedGradMagic .gm-card[data-kind='{scene.kind}']")
-    # NB: a live card is measured while its cell runs, once its Stop button shows
-    shown = card.locator(".gm-stop" if scene.live else "h3").first
+    if html_only:
+        scene = dataclasses.replace(scene, button=HTML_BUTTONS.get(scene.button) if scene.button else None)
+    card = nb.cell(index).locator(f"{'' if html_only else '.jp-RenderedGradMagic '}.gm-card[data-kind='{scene.kind}']")
+    # NB: a live card is measured while its cell runs, once its Stop button (or its interrupt hint) shows
+    shown = card.locator(f".{scene.button}" if scene.live else "h3").first
     try:
         shift_enter(nb, index, wait=not scene.live)
         shown.wait_for(state="visible", timeout=KERNEL_TIMEOUT if scene.live else CARD_TIMEOUT)
@@ -214,7 +224,8 @@ def measure(nb: NotebookPage, scene: Scene, index: int) -> Measure:
     result = Measure(scene, frame, top, box(card.locator("h3")),
                      box(card.locator(f".{scene.button}")) if scene.button else None, problem)
     if scene.screenshot:
-        nb.page.screenshot(path=str(screenshot_path(f"first_screen_{scene.screenshot}.png")))
+        shot = f"first_screen{'_html' if html_only else ''}_{scene.screenshot}.png"
+        nb.page.screenshot(path=str(screenshot_path(shot)))
     if scene.live:
         kernel_call(nb, "kernel.interrupt()")
         nb.wait_for(f"s.counts[{index}] !== null && s.kernel === 'idle'", timeout=60_000)
@@ -222,16 +233,25 @@ def measure(nb: NotebookPage, scene: Scene, index: int) -> Measure:
 
 
 def test_jupyterlab_card_title_and_primary_button_on_the_first_screen(lab_server, page_for):
+    first_screen(lab_server, page_for, html_only=False)
+
+
+def test_html_card_title_and_primary_button_on_the_first_screen(lab_server_html_only, page_for):
+    """The same cells in JupyterLab without the extension: the HTML card (what the classic Notebook, Colab
+    and VS Code show) leads with the same things in the same order."""
+    first_screen(lab_server_html_only, page_for, html_only=True)
+
+
+def first_screen(server, page_for, html_only: bool) -> None:
     scenes = golden_scenes() + [earlier_cell_scene(), live_scene()]
-    page = page_for(lab_server)
+    page = page_for(server)
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
-    nb = NotebookPage(page, lab_server, PATH)
+    nb = NotebookPage(page, server, PATH)
     measured = write_notebook(nb, scenes)
     nb.open()
     shift_enter(nb, 0)
     assert [o for o in nb.state()["outputs"][0] if o["output_type"] == "error"] == []
-    results = [measure(nb, scene, index) for scene, index in zip(scenes, measured)]
-
+    results = [measure(nb, scene, index, html_only) for scene, index in zip(scenes, measured)]
     kinds = results[:-2]
     with_button = [r for r in kinds if r.scene.button]
     table = "\n".join(r.row() for r in results)
@@ -241,7 +261,7 @@ def test_jupyterlab_card_title_and_primary_button_on_the_first_screen(lab_server
                f"{len(with_button)} with a fix fit (title and button), "
                f"{sum(r.fits for r in kinds if not r.scene.button)} of {len(kinds) - len(with_button)} "
                f"without a fix fit (title); earlier cell (Apply): {'ok' if results[-2].fits else 'FAIL'}; "
-               f"live (Stop): {'ok' if results[-1].fits else 'FAIL'}")
+               f"live ({'interrupt hint' if html_only else 'Stop'}): {'ok' if results[-1].fits else 'FAIL'}")
     print(f"\n{table}\n{summary}")
     failing = [r.scene.name for r in results if not r.fits]
     assert not failing, f"off the first screen: {', '.join(failing)}\n{table}\n{summary}"

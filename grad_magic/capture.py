@@ -116,6 +116,8 @@ class Capture:
                 self._log.lineage = Lineage()
             self._steps = steps = StepWatch(self._log, tracker)
             steps.live, steps.so_far = self.live, self._record_so_far
+            if self.live is not None:
+                undo.append(self.live.close)
             undo.append(functools.partial(unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)

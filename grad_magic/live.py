@@ -122,6 +122,7 @@ class LiveWatch:
         self._started = time.perf_counter()
         self._text_runs = 0  # NB: checks that ran graph-kept-alive's rule on the cell's text alone, and their seconds
         self._text_cost = 0.0
+        self._kept: Optional[_KeptOnClear] = None
 
     def wants(self, count: int) -> bool:
         """Whether step `count` is checked: cheap, called at every step."""
@@ -173,8 +174,77 @@ class LiveWatch:
             self._show(d)
         except Exception:
             self._unshown.add(d.kind)  # NB: then the end of the cell shows it, as without a live watch
-        else:
-            self.shown[d.kind] = d
+            return
+        self.shown[d.kind] = d
+        if self._show is show_card:
+            try:
+                self._kept = self._kept or _KeptOnClear.install()
+                if self._kept is not None:
+                    self._kept.cards.append(d)
+            except Exception:  # NB: the card is shown; only a later clear_output could hide it
+                pass
+
+    def close(self) -> None:
+        """The run is over: `clear_output` is IPython's own again (the capture's undo calls this)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.uninstall()
+
+
+class _KeptOnClear:
+    """The running cell's live cards, shown again after each `clear_output()` of the cell's: a loop that
+    clears its output to redraw a progress line (`clear_output(wait=True)`) would otherwise wipe them. With
+    `wait=True` the frontend clears when the next output comes: the card is that output, and stays above
+    what the loop prints next. Put on the kernel's display publisher for the run (an instance attribute,
+    taken off when the run ends); not in a terminal, where clearing erases only the current line."""
+
+    def __init__(self, publisher: Any) -> None:
+        self.publisher = publisher
+        self.cards: List[Diagnosis] = []
+        self._bundles: Dict[int, Dict[str, Any]] = {}
+        self._wrapper: Optional[Callable[..., Any]] = None
+
+    @classmethod
+    def install(cls) -> Optional["_KeptOnClear"]:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        publisher = getattr(shell, "display_pub", None)
+        if publisher is None or _in_terminal(shell) or "clear_output" in vars(publisher):
+            return None
+        kept = cls(publisher)
+        original = publisher.clear_output
+
+        def clear_output(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            kept.show_again()
+            return result
+
+        kept._wrapper = clear_output
+        publisher.clear_output = clear_output
+        return kept
+
+    def show_again(self) -> None:
+        from .render import mimebundle
+
+        for d in self.cards:
+            try:
+                bundle = self._bundles.get(id(d)) or self._bundles.setdefault(id(d), mimebundle(d))
+                self.publisher.publish(data=bundle, metadata={})
+            except Exception:  # NB: never in place of the user's own clear_output
+                pass
+
+    def uninstall(self) -> None:
+        if self._wrapper is not None and vars(self.publisher).get("clear_output") is self._wrapper:
+            del self.publisher.clear_output
+
+
+def _in_terminal(shell: Any) -> bool:
+    try:
+        from IPython.terminal.interactiveshell import TerminalInteractiveShell
+    except ImportError:  # pragma: no cover - part of IPython
+        return False
+    return isinstance(shell, TerminalInteractiveShell)
 
 
 def as_live(d: Diagnosis, step: int) -> Diagnosis:

@@ -99,3 +99,24 @@ def test_always_on_watches_every_cell_in_a_kernel():
     assert not any("lighttrack" in line or "tracker.py" in line for line in errors[0].traceback)
     assert [o.data["text/plain"] for o in nb.cells[3].outputs if o.output_type == "execute_result"] == ["7"]
     assert not [o for o in nb.cells[5].outputs if o.output_type == "display_data"]
+
+
+def test_a_live_card_stays_when_the_loop_clears_its_output():
+    """A training loop that redraws its progress with `clear_output(wait=True)` (the usual notebook idiom)
+    keeps the live card: shown again after each clear, above what the loop prints next. nbclient applies
+    `clear_output` as a notebook frontend does (with `wait`, at the next output)."""
+    loop = ("%%gradcheck\nimport torch\nfrom IPython.display import clear_output\n"
+            "model = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "x, y = torch.randn(8, 4), torch.randn(8, 1)\nfor step in range(12):\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n    opt.step()\n"
+            "    clear_output(wait=True)\n    print('step', step)\n")
+    nb = execute(["%load_ext grad_magic", loop, "import IPython; 'clear_output' in vars(get_ipython().display_pub)"],
+                 allow_errors=False)
+    outputs = nb.cells[1].outputs
+    cards = [o for o in outputs if o.output_type == "display_data"
+             and (o.data.get("application/vnd.grad-magic.diagnosis+json") or {}).get("kind") == "grads-not-zeroed"]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert cards and cards[0].data["application/vnd.grad-magic.diagnosis+json"]["live"]["step"] == 2, outputs
+    assert printed.strip() == "step 11"  # NB: the loop's own clearing still works
+    assert outputs.index(cards[0]) < next(i for i, o in enumerate(outputs) if o.output_type == "stream")
+    assert nb.cells[2].outputs[0].data["text/plain"] == "False"  # NB: the publisher is IPython's own again

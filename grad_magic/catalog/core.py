@@ -10,8 +10,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "单元格中出现 {error_type}",
     },
     "generic.summary": {
-        "en": "grad_magic has no specific rule for this error; here is what it saw.",
-        "zh": "grad_magic 暂无针对此错误的专门规则；以下是它观察到的情况。",
+        "en": "grad_magic cannot explain this error yet. Here is what it saw.",
+        "zh": "grad_magic 暂时无法解释这个错误。以下是它观察到的情况。",
     },
     "generic.what": {
         "en": "{error_type}: {error_message}",

@@ -16,6 +16,7 @@ from .record import RunRecord
 from . import rules  # noqa: F401 -- registers every rule family, in order
 from .rules.registry import Rule, rules_of
 from .rules.context import RuleContext
+from .rules.elsewhere import with_reruns
 from .rules.generic import generic
 
 
@@ -40,7 +41,8 @@ def diagnose(record: RunRecord, namespace: Mapping[str, Any], language: str = ""
         notes.append(ctx.say("note.compiled_region"))  # NB: what ran compiled has no line of the user's here
     if notes and found:
         found[0] = dataclasses.replace(found[0], notes=found[0].notes + tuple(notes))
-    return bounded(agreeing([guarded(d) for d in found]))  # NB: bounded last: the guard reads whole cells
+    # NB: bounded last: the guard reads whole cells
+    return bounded(agreeing([with_reruns(guarded(d), record) for d in found]))
 
 
 def diagnose_silent(record: RunRecord, namespace: Mapping[str, Any], kinds: AbstractSet[str],

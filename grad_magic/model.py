@@ -68,6 +68,9 @@ class CellFix:
     original: str
     source: str
     edits: Tuple[TextEdit, ...]
+    # NB: the cells that ran after In [k], before the running cell, and read what In [k] binds (or what such a
+    # cell binds: `model = Net()` after `class Net`), in the order they ran: what a re-run must run again
+    rerun: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,10 @@ class Sources:
             found.append((number, (same or filenames)[-1]))
         return sorted(found, reverse=True)
 
+    def typed(self, number: int) -> Optional[str]:
+        """The text of In [number] as the user typed it (IPython's input history), None when not known."""
+        return _typed_cell(self._shell, number)
+
     def is_user(self, filename: str) -> bool:
         """Cells and the user's own files; not libraries, not `<frozen …>` or `<string>` code."""
         known = self._user.get(filename)

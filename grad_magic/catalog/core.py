@@ -122,6 +122,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Copy failed — select the fixed cell's text and copy it by hand.",
         "zh": "复制失败——请手动选中修复后的代码并复制。",
     },
+    "card.inserted_copy_then": {
+        "en": "Inserted below (not run): run it, then {cells}, then re-run this cell.",
+        "zh": "已插入到下方（未运行）：先运行它，再运行 {cells}，然后重新运行本单元格。",
+    },
     "card.inserted_copy": {
         "en": "Inserted below (not run): run it, then re-run this cell.",
         "zh": "已插入到下方（未运行）：先运行它，再重新运行本单元格。",

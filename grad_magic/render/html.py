@@ -68,6 +68,7 @@ def render(d: Diagnosis) -> str:
     return _environment().get_template("card.html.j2").render(
         d=d, say=lambda key, **params: catalog.message(key, d.language, **params),
         marked=_excerpts(d, 0, memo), parts=_excerpts(d, CONTEXT, memo), fixes=fixes, tensors=tensor_rows(d),
+        in_cells=lambda counts: ", ".join(f"In [{n}]" for n in counts),
         INSERT_JS=INSERT_JS, COPY_JS=COPY_JS, MAX_ERROR=MAX_ERROR)
 
 

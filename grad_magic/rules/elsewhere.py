@@ -5,14 +5,19 @@ the helper whose loop called `backward()`.
 is its line in that cell), so a rule reads a view exactly as it reads the running cell. `from_view` turns
 what a rule says from a view into a diagnosis of the running cell: the lines are marked with their cell,
 the running cell's calling line joins them, and a fix becomes a fixed copy of that cell. Pure data.
+
+`with_reruns` says, for each fixed copy of an earlier cell, which cells between it and the running cell read
+what it binds: the class fixed in In [2], the model built from it in In [3], the training in In [4] -- a re-run
+of In [2] and In [4] alone would train the old class's model again.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
-from typing import Optional, Tuple
+from typing import FrozenSet, Optional, Set, Tuple
 
 from .. import catalog
-from ..cell import split_lines
+from ..cell import cell_tree, split_lines
 from ..model import CellFix, CellSource, Diagnosis, Fix, SourceLine
 from ..record import RunRecord
 from ..sources import Frame
@@ -57,3 +62,49 @@ def _line(record: RunRecord, lineno: Optional[int]) -> Optional[SourceLine]:
     if lineno is None or not 1 <= lineno <= len(lines):
         return None
     return SourceLine(lineno, lines[lineno - 1], record.cell)
+
+
+def with_reruns(d: Diagnosis, record: RunRecord) -> Diagnosis:
+    """`d` with each fixed earlier cell's `rerun`: the cells a re-run must run again, between it and this one."""
+    if d.fix is None or not d.fix.elsewhere or record.sources is None or record.cell is None:
+        return d
+    cells = tuple(dataclasses.replace(c, rerun=cells_to_rerun(record, c.cell)) if c.cell is not None else c
+                  for c in d.fix.elsewhere)
+    return dataclasses.replace(d, fix=dataclasses.replace(d.fix, elsewhere=cells))
+
+
+MAX_BETWEEN = 200  # cells read between a fixed cell and the running one
+
+
+def cells_to_rerun(record: RunRecord, fixed: int) -> Tuple[int, ...]:
+    """The cells that ran after In [`fixed`] and before the running cell, in the order they ran, that read a
+    name In [`fixed`] binds (assigns, defines; not imports), or a name bound by such a cell. A cell that binds
+    such a name anew without reading any (`model = OtherNet()`) ends its reach."""
+    tree = cell_tree(record.sources.typed(fixed) or "")
+    stale = set(_bound(tree)) if tree is not None else set()
+    found = []
+    for number in range(fixed + 1, min(record.cell, fixed + 1 + MAX_BETWEEN)):
+        tree = cell_tree(record.sources.typed(number) or "")
+        if tree is None or not stale:
+            continue
+        bound = _bound(tree)
+        if _read(tree) & stale:
+            found.append(number)
+            stale |= bound
+        else:
+            stale -= bound
+    return tuple(found)
+
+
+def _bound(tree: ast.AST) -> FrozenSet[str]:
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return frozenset(names)  # NB: not what imports bind: run again, an import binds the same module
+
+
+def _read(tree: ast.AST) -> FrozenSet[str]:
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))

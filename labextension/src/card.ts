@@ -295,12 +295,12 @@ class Status {
     this.node.setAttribute('aria-live', 'polite');
   }
 
-  text(key: string, fallback: string): string {
-    return label(this._d, key, fallback).split('{place}').join(this._place);
+  text(key: string, fallback: string, place = this._place): string {
+    return label(this._d, key, fallback).split('{place}').join(place);
   }
 
-  say(key: string, fallback: string): void {
-    this.node.textContent = this.text(key, fallback);
+  say(key: string, fallback: string, place = this._place): void {
+    this.node.textContent = this.text(key, fallback, place);
   }
 }
 
@@ -348,31 +348,34 @@ function earlierCellActions(
   const copy = copier(cell.source, status, context);
   const copyButton = button('gm-copy', status.text('copy', 'Copy fixed cell'), copy);
   let rerun: HTMLButtonElement | null = null;
+  // NB: the button names every cell it will run (In [2], In [3] and this cell) before it runs them
+  const between = cell.rerun ?? [];
+  const through = [count, ...between].map(n => `In [${n}]`).join(', ');
   const offerRerun = () => {
     if (rerun !== null) {
       return;
     }
-    rerun = button('gm-rerun', status.text('rerun', 'Re-run {place} and this cell'), () => {
+    rerun = button('gm-rerun', status.text('rerun', 'Re-run {place} and this cell', through), () => {
       const host = context.host();
       if (host === null || rerun === null) {
         return;
       }
       const pressed = rerun;
       pressed.disabled = true;
-      status.say('rerunning', 'Running {place}, then this cell…');
-      host.rerun(count, cell.source).then(
+      status.say('rerunning', 'Running {place}, then this cell…', through);
+      host.rerun(count, cell.source, between).then(
         result => {
           if (result === 'ran') {
-            status.say('rerun_done', 'Ran {place} and this cell.');
+            status.say('rerun_done', 'Ran {place} and this cell.', through);
           } else if (result === 'failed') {
-            status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.');
+            status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.', through);
           } else {
             status.say('rerun_gone', '{place} no longer holds the fix: nothing was run.');
           }
           pressed.disabled = false;
         },
         () => {
-          status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.');
+          status.say('rerun_failed', 'An error stopped the run: see the outputs of {place} and this cell.', through);
           pressed.disabled = false;
         }
       );

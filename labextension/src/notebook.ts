@@ -132,13 +132,17 @@ async function runInOrder(notebook: Notebook, cells: Cell[], sessionContext?: IS
   return true;
 }
 
-/** Run the cell that ran as In [`count`] and now holds the fix, then the card's own cell. */
-export async function rerun(owner: IOwner, count: number, source: string): Promise<RerunResult> {
+/**
+ * Run the cell that ran as In [`count`] and now holds the fix, then the cells that ran as In [`between`]
+ * (the model built from the fixed class), then the card's own cell.
+ */
+export async function rerun(owner: IOwner, count: number, source: string, between: number[] = []): Promise<RerunResult> {
   const fixed = cellsThatRan(owner, count).find(cell => sameText(cell.model.sharedModel.getSource(), source));
   if (fixed === undefined || owner.notebook.widgets.indexOf(owner.cell) < 0) {
     return 'gone';
   }
-  return (await runInOrder(owner.notebook, [fixed, owner.cell], owner.sessionContext)) ? 'ran' : 'failed';
+  const later = between.map(n => cellsThatRan(owner, n)[0]).filter((cell): cell is Cell => cell !== undefined);
+  return (await runInOrder(owner.notebook, [fixed, ...later, owner.cell], owner.sessionContext)) ? 'ran' : 'failed';
 }
 
 /** Kernel states in which nothing runs, or will finish: the cell's [*] is stale there. */
@@ -194,7 +198,7 @@ export function cellHostFinder(tracker: INotebookTracker | null): CellHostFinder
       insertBelow: source => insertBelow(owner.notebook, owner.index, source),
       replace: source => replaceSource(owner.cell, source),
       applyTo: (count, original, source) => applyTo(owner, count, original, source),
-      rerun: (count, source) => rerun(owner, count, source),
+      rerun: (count, source, between) => rerun(owner, count, source, between),
       running: () => running(owner),
       watchRunning: changed => watchRunning(owner, changed),
       interrupt: () => interrupt(owner)

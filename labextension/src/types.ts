@@ -64,6 +64,7 @@ export interface IFixCell {
   original: string; // the text that ran (IPython's, not the notebook file's)
   edits: ITextEdit[];
   diff: IDiffLine[];
+  rerun?: number[]; // the cells (In [k]) between it and the card's cell that read what it binds, in run order
 }
 
 export interface IFix {
@@ -129,10 +130,11 @@ export interface ICellHost {
    */
   applyTo(count: number, original: string, source: string): ApplyResult;
   /**
-   * Run the cell that ran as In [`count`] and now holds `source` (the fix applied), then the card's own
-   * cell, with the notebook's own run action. Only ever called from a click.
+   * Run the cell that ran as In [`count`] and now holds `source` (the fix applied), then the cells that ran
+   * as In [`between`] (those still in the notebook), then the card's own cell, with the notebook's own run
+   * action. Only ever called from a click.
    */
-  rerun(count: number, source: string): Promise<RerunResult>;
+  rerun(count: number, source: string, between: number[]): Promise<RerunResult>;
   /** True while the kernel runs the cell (its [*] prompt: JupyterLab's `executionState`) and is alive. */
   running(): boolean;
   /** Call `changed` whenever `running()` may have changed (the cell's state, the kernel's status); returns

@@ -22,7 +22,9 @@ SETUP = 'import torch\nimport torch.nn as nn\ndevice = torch.device("meta")  # s
 MODEL = ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
          "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        noise = torch.randn(x.shape)\n"
          "        return self.fc(x + noise)\n")
-TRAIN = ("%%gradcheck --no-nan-check\nmodel = Net().to(device)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+# NB: the common layout: the model is made in a cell of its own, between the class and the training
+MAKE = "model = Net().to(device)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+TRAIN = ("%%gradcheck --no-nan-check\n"
          "x = torch.randn(3, 4, device=device)\nfor step in range(2):\n    loss = model(x).sum()\n"
          "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n")
 
@@ -57,12 +59,14 @@ def earlier_card(shell, tmp_path):
     run(shell, SETUP)
     model_count = shell.execution_count
     run(shell, MODEL)
+    run(shell, MAKE)
     run(shell, TRAIN)
     bundle = next(b for b in displayed(shell) if MIME in b)
     d = bundle[MIME]
     [fixed] = d["fix"]["cells"]
     assert fixed["target"] == {"execution_count": model_count}, d["fix"]
     assert fixed["original"] == MODEL.rstrip("\n") and "device=" in fixed["source"]
+    assert fixed["rerun"] == [model_count + 1]  # NB: the cell that made the model from the class
     # classic Notebook's page: In [k], the failing cell with the card in its output, a cell after it
     page_html = ("<!doctype html><html><head><meta charset='utf-8'></head><body><div id='notebook'>"
                  "<div class='cell'><pre>class Net ...</pre></div>"
@@ -82,9 +86,11 @@ def earlier_card(shell, tmp_path):
 
 
 def check_runs_clean(shell, inserted: str) -> None:
-    """The inserted cell runs, and then the failing cell runs clean: no error, no card."""
+    """The inserted cell runs, then the cell the card says to run next (the model made anew from the fixed
+    class), and then the failing cell runs clean: no error, no card."""
     before = len(displayed(shell))
     assert run(shell, inserted).success
+    assert run(shell, MAKE).success
     result = run(shell, TRAIN)
     assert result.success, result.error_in_exec
     assert not any(MIME in b for b in displayed(shell)[before:]), "no card on a clean run"
@@ -107,6 +113,7 @@ def test_classic_notebook_inserts_the_fixed_earlier_cell_below_the_failing_cell(
     assert page.evaluate("window.selected") == 2
     expect(block.locator(".gm-status")).to_have_text(block.get_attribute("data-say-inserted"))
     assert "re-run" in block.get_attribute("data-say-inserted")
+    assert f"then In [{k + 1}], then re-run" in block.get_attribute("data-say-inserted")
     page.locator(".gm-card").screenshot(path=str(screenshot_path("html_card_classic_earlier_cell_inserted.png")))
     check_runs_clean(shell, page.evaluate("window.inserted[0].text"))
 

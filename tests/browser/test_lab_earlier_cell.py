@@ -1,11 +1,12 @@
 """A fix of an earlier cell, in JupyterLab 4 and Notebook 7 with the grad-magic extension (issue 14).
 
-`earlier_cell_fix.ipynb`: the model class lives in In [3] and its `forward` makes a tensor without
-`device=`; the `%%gradcheck` cell (In [4]) builds the model on the `meta` device (a stand-in for CUDA on a
-CPU-only machine) and trains it, so torch raises a real device mismatch inside `Net.forward`. The card
-must name In [3], and its buttons must do what they say: Apply to In [3] puts exactly the fixed text of
-`fix.cells` into that cell and runs nothing; Re-run In [3] and this cell, a click of its own, runs both,
-and the training cell then runs clean. When In [3] was edited after it ran, Apply replaces nothing.
+`earlier_cell_fix.ipynb`, the common layout of a notebook: the model class lives in In [3] and its `forward`
+makes a tensor without `device=`; In [4] builds the model on the `meta` device (a stand-in for CUDA on a
+CPU-only machine); the `%%gradcheck` cell (In [5]) trains it, so torch raises a real device mismatch inside
+`Net.forward`. The card must name In [3], and its buttons must do what they say: Apply to In [3] puts
+exactly the fixed text of `fix.cells` into that cell and runs nothing; Re-run, a click of its own, names and
+runs In [3], then In [4] (the model made from the old class would fail again: issue 31), then the training
+cell, which runs clean. When In [3] was edited after it ran, Apply replaces nothing.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from notebook_page import NotebookPage
 pytestmark = pytest.mark.browser
 
 PATH = "earlier_cell_fix.ipynb"
-MODEL, TRAIN = 2, 3  # cell indexes: In [3] and In [4] after Run All
+MODEL, MAKE, TRAIN = 2, 3, 4  # cell indexes: In [3], In [4] and In [5] after Run All
 
 
 def saved_sources() -> list:
@@ -36,13 +37,14 @@ def run_to_the_card(nb: NotebookPage):
 
     nb.open()
     state = nb.run_all(failing=TRAIN)
-    assert state["counts"] == [1, 2, 3, 4]
+    assert state["counts"] == [1, 2, 3, 4, 5]
     assert [e["ename"] for e in errors(state["outputs"][TRAIN])] == ["RuntimeError"]
     d = nb.diagnosis(TRAIN)
-    assert d["schema_version"] == 2 and d["kind"] == "device-mismatch" and d["cell"] == 4
+    assert d["schema_version"] == 2 and d["kind"] == "device-mismatch" and d["cell"] == 5
     assert {(line["cell"], line["function"]) for line in d["lines"] if line["elsewhere"]} == {(3, "Net.forward")}
     [fixed] = d["fix"]["cells"]
     assert fixed["target"] == {"execution_count": 3} and d["fix"]["source"] is None
+    assert fixed["rerun"] == [4]  # NB: In [4] made the model from In [3]'s class
     assert fixed["original"] == saved_sources()[MODEL]
     assert "torch.randn(x.shape, device=" in fixed["source"]
     card = nb.page.locator(".jp-RenderedGradMagic .gm-card")
@@ -68,18 +70,18 @@ def check_apply_and_rerun(nb: NotebookPage, name: str) -> None:
     assert state["sources"][MODEL] == fixed["source"]
     assert state["sources"][:MODEL] == before["sources"][:MODEL]
     assert state["sources"][MODEL + 1:] == before["sources"][MODEL + 1:]
-    assert state["counts"] == [1, 2, 3, 4], "Apply must run nothing"
+    assert state["counts"] == [1, 2, 3, 4, 5], "Apply must run nothing"
     assert state["outputs"][TRAIN] == before["outputs"][TRAIN]
     rerun = card.locator(".gm-rerun")
-    expect(rerun).to_have_text("Re-run In [3] and this cell")
+    expect(rerun).to_have_text("Re-run In [3], In [4] and this cell")
     nb.page.wait_for_timeout(1000)
-    assert nb.state()["counts"] == [1, 2, 3, 4], "nothing runs without a click"
+    assert nb.state()["counts"] == [1, 2, 3, 4, 5], "nothing runs without a click"
     nb.cell(TRAIN).screenshot(path=str(screenshot_path(f"{name}_earlier_cell_applied.png")))
 
-    # Re-run In [3] and this cell: both run, in that order, and the training cell is clean
+    # Re-run In [3], In [4] and this cell: all three run, in that order, and the training cell is clean
     rerun.click()
-    state = nb.wait_for(f"s.counts[{TRAIN}] === 6 && s.kernel === 'idle'")
-    assert state["counts"] == [1, 2, 5, 6]
+    state = nb.wait_for(f"s.counts[{TRAIN}] === 8 && s.kernel === 'idle'")
+    assert state["counts"] == [1, 2, 6, 7, 8]
     assert errors(state["outputs"][MODEL]) == [] and errors(state["outputs"][TRAIN]) == []
     printed = "".join(o.get("text", "") for o in state["outputs"][TRAIN] if o["output_type"] == "stream")
     assert "trained 2 steps" in printed
@@ -116,7 +118,7 @@ def test_jupyterlab_leaves_an_earlier_cell_edited_since_it_ran(lab_server, page_
     nb.page.wait_for_timeout(500)
     state = nb.state()
     assert state["sources"][MODEL] == edited, "an edited cell is never replaced"
-    assert state["counts"] == [1, 2, 3, 4]
+    assert state["counts"] == [1, 2, 3, 4, 5]
     expect(card.locator(".gm-rerun")).to_have_count(0)
     expect(card.locator(".gm-fixcell .gm-copy")).to_have_class("gm-button gm-copy gm-offer")
 

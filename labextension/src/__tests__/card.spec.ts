@@ -140,7 +140,7 @@ describe('the card', () => {
   it("keeps the original error, torch's trace and the versions in its collapsed details, the kind in its footer", () => {
     const card = buildCard(sample({ notes: ['rule x crashed'], trace: 'Error detected in MulBackward0. Traceback' }),
       context().ctx);
-    const more = card.querySelector(':scope > details.gm-more:not([open])')!;
+    const more = card.querySelector(':scope > details.gm-more:not([open])') as HTMLElement;
     expect(more.querySelector(':scope > summary')!.textContent).toBe('Details');
     expect(texts(more, ':scope > details > summary')).toEqual([
       'Original error: RuntimeError', "torch's report of the forward call"

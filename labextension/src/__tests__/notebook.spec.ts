@@ -187,6 +187,20 @@ describe('a fix of an earlier cell in a notebook', () => {
     expect(status()).toBe('Ran In [3] and this cell.');
   });
 
+  it('Re-run also runs the cells that read what the fixed cell binds (the model made from the class), named first', async () => {
+    const d = sample2();
+    d.fix!.cells![0].rerun = [4];
+    (notebook.widgets[5] as CodeCell).model.outputs.clear();
+    (notebook.widgets[5] as CodeCell).model.outputs.add(cardBundle(d) as any);
+    click('.gm-apply');
+    expect(card().querySelector('.gm-rerun')!.textContent).toBe('Re-run In [3], In [4] and this cell');
+    click('.gm-rerun');
+    await settle();
+    const [, cells] = runCells.mock.calls[0];
+    expect(cells).toEqual([notebook.widgets[2], notebook.widgets[4], notebook.widgets[5]]);
+    expect(status()).toBe('Ran In [3], In [4] and this cell.');
+  });
+
   it('Re-run on JupyterLab 4.0 (no runCells): the run action on In [3], then on this cell', async () => {
     (NotebookActions as any).runCells = undefined; // NB: restored by the spy's mockRestore
     const ran: number[] = [];

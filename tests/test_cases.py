@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ import grad_magic
 import grad_magic.cellrun
 from grad_magic.cell import line_offsets
 from grad_magic.engine import diagnose
-from grad_magic.render import Card
+from grad_magic.render import Card, text
 from card_style import style_problems
 from gm_shell import run
 
@@ -89,6 +90,11 @@ def also_in_chinese(monkeypatch) -> list:
     return chinese
 
 
+def columns(line: str) -> int:
+    """How many terminal columns `line` takes: a wide (CJK) character two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
 def fixed_setup(case: Path, d):
     """The fixed copy of the case's setup cell (In [1]), when the fix changes it; no other cell may change."""
     assert all(c.cell == 1 for c in d.fix.elsewhere), [c.cell for c in d.fix.elsewhere]
@@ -110,6 +116,9 @@ def test_case(shell, case, monkeypatch):
     zh = next(x for x in chinese if x.kind == kind)
     # NB: before the golden files: a card whose words break docs/CARD_STYLE.md fails on that first
     assert style_problems(d) + style_problems(zh) == []
+    for card in (d, zh):  # NB: a terminal's card (issue 32): its first block in view in a 120x40 terminal
+        short = text.render(card, width=120, compact=True).splitlines()
+        assert len(short) <= text.FIRST_LINES + 2 and all(columns(line) <= 120 for line in short), "\n".join(short)
     golden = HERE / "golden" / kind
     check_golden(golden / f"{case.stem}.card.txt", normalise(str(Card(d))) + "\n")
     check_golden(golden / f"{case.stem}.card.zh.txt", normalise(str(Card(zh))) + "\n")

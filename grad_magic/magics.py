@@ -144,6 +144,9 @@ class GradMagics(Magics):
             print(catalog.message("gradfix.out_of_range", index=index, count=len(cells)))
             return
         cell, description = cells[index - 1], d.fix.description
+        if not cell.this and cell.cell is None:
+            self._file_fix(d, cell)
+            return
         if in_terminal(self.shell) and getattr(self.shell, "simple_prompt", False):
             # NB: a plain-input terminal (`ipython --simple-prompt`, Emacs, pipes) cannot pre-fill
             # the prompt: the fixed cell is printed to copy instead.
@@ -154,6 +157,26 @@ class GradMagics(Magics):
             self.shell.set_next_input(cell.source + ("\n" if in_terminal(self.shell) else ""), replace=False)
             print(catalog.message("gradfix.inserted", description=description))
         _say_which(d, cells, index)
+
+
+    def _file_fix(self, d: Any, cell: Any) -> None:
+        """A fix of the user's own file: never its text in a cell (that would define a second copy beside the
+        module's); the file is the user's to change, as the diff shows. The next input is the cell that
+        reloads the module once it is changed, and the cells that used it are named to run again."""
+        place = place_label(d.language, cell.cell, cell.file, cell.this)
+        if not cell.reload:
+            print(catalog.message("gradfix.restart", d.language, place=place))
+        else:
+            then = catalog.message("gradfix.reload_then", d.language,
+                                   cells=", ".join(f"In [{n}]" for n in cell.rerun)) if cell.rerun \
+                else catalog.message("gradfix.reload_failing", d.language)
+            print(catalog.message("gradfix.reload", d.language, place=place, then=then))
+            if in_terminal(self.shell) and getattr(self.shell, "simple_prompt", False):
+                print(cell.reload)  # NB: a plain-input terminal cannot pre-fill the prompt: to copy
+            else:
+                self.shell.set_next_input(cell.reload + ("\n" if in_terminal(self.shell) else ""), replace=False)
+        for sign, text in cell.diff:
+            print(f"{sign} {text}" if sign in "+-" else "...")
 
 
 def _say_which(d: Any, cells: List[Any], index: int) -> None:

@@ -71,6 +71,9 @@ class CellFix:
     # NB: the cells that ran after In [k], before the running cell, and read what In [k] binds (or what such a
     # cell binds: `model = Net()` after `class Net`), in the order they ran: what a re-run must run again
     rerun: Tuple[int, ...] = ()
+    # NB: a fixed file: the cell that reloads its module and imports again what the cells imported from it
+    # ("" when no module of the kernel was loaded from it: a restart is the way)
+    reload: str = ""
 
 
 @dataclass(frozen=True)

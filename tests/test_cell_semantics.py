@@ -322,6 +322,57 @@ def test_gradfix_puts_the_fixed_cell_in_the_next_input(shell, capsys):
     assert shell.rl_next_input == fixed[:-1]  # NB: the newline IPython appends to a cell body is not typed
 
 
+NETS = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+        "        return self.fc(x + torch.randn(x.shape))\n")
+HELPERS = "import torch\n\n\ndef noisy(x):\n    return x + torch.randn(x.shape)\n"
+
+
+@pytest.mark.parametrize("module, cells", [
+    # a class defined in a module: the model made from it in a cell of its own must be made again
+    ("gm_nets_case", ["import torch\nfrom gm_nets_case import Net",
+                      "model = Net().to('meta')\nx = torch.randn(3, 4, device='meta')",
+                      "%%gradcheck --no-nan-check\nloss = model(x).sum()"]),
+    # a helper function in a module, called by the failing cell
+    ("gm_helpers_case", ["import torch\nimport gm_helpers_case as helpers",
+                         "x = torch.randn(3, 4, device='meta')",
+                         "%%gradcheck --no-nan-check\nloss = helpers.noisy(x).sum()"]),
+])
+def test_gradfix_of_a_users_file_reloads_its_module_and_the_notebook_runs_clean(shell, capsys, tmp_path,
+                                                                              monkeypatch, module, cells):
+    """A fix in the user's own `.py` file (issue 31): `%gradfix` never puts the file's text in a cell (a second
+    copy beside the module's); it says to change the file as the diff shows and puts the cell that reloads
+    the module (and imports again what the cells imported from it) in the next input, naming the cells that
+    used it. Done as it says, the failing cell runs clean."""
+    path = tmp_path / f"{module}.py"
+    path.write_text(NETS if "nets" in module else HELPERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    counts = []
+    for cell in cells:
+        counts.append(shell.execution_count)
+        run(shell, cell)
+    [fixed] = grad_magic.last_diagnosis().fix.elsewhere
+    assert fixed.file == str(path) and "device=" in fixed.source
+    shell.rl_next_input = None
+    capsys.readouterr()
+    shell.run_line_magic("gradfix", "")
+    said = capsys.readouterr().out
+    reload = shell.rl_next_input
+    assert f"importlib.reload({module})" in reload and "class Net" not in reload and "def noisy" not in reload
+    assert "+ " in said and "device=" in said  # NB: the diff, to change the file by
+    path.write_text(fixed.source)  # NB: the user changes the file as the diff shows
+    assert run(shell, reload).success
+    again = [n for n in fixed.rerun]
+    assert again == ([counts[1]] if "nets" in module else [])
+    for n in again:
+        assert f"In [{n}]" in said
+        assert run(shell, cells[counts.index(n)]).success
+    result = run(shell, cells[-1])
+    assert result.success, result.error_in_exec
+    sys.modules.pop(module, None)
+
+
 def test_gradfix_out_of_range_or_not_a_number_says_so(shell, capsys):
     grad_magic.state.remember([grad_magic.Diagnosis(
         kind="k", severity="error", title="t", summary="s", what="w", why="y", where="h",

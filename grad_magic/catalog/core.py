@@ -158,8 +158,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{place} 已不再包含此修复：没有运行任何内容。",
     },
     "card.file_hint": {
-        "en": "Change {place} itself (the diff shows how), then reload it.",
-        "zh": "请直接修改 {place}（差异显示了改法），然后重新加载它。",
+        "en": "Change {place} itself (the diff shows how); %gradfix then gives the cell that reloads it.",
+        "zh": "请直接修改 {place}（差异显示了改法）；之后 %gradfix 会给出重新加载它的单元格。",
     },
     "card.unarmed": {
         "en": "This card was saved in a notebook you have not trusted: it offers no buttons. "
@@ -195,6 +195,24 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "This is the fixed copy of {place} (cell {index} of {count} to change): run it, then re-run the "
               "failing cell.",
         "zh": "这是 {place} 的修复版本（需要修改的第 {index} 个单元格，共 {count} 个）：先运行它，再重新运行出错的单元格。",
+    },
+    "gradfix.reload": {
+        "en": "{place} is a file: change it as the card's diff shows (below), then run this cell, which reloads "
+              "it.{then}",
+        "zh": "{place} 是一个文件：请按卡片中的差异修改它（见下方），然后运行此单元格来重新加载它。{then}",
+    },
+    "gradfix.reload_then": {
+        "en": " Then run {cells} again (made with what it defines), then the failing cell.",
+        "zh": "接着重新运行 {cells}（其中用到了它的定义），再运行出错的单元格。",
+    },
+    "gradfix.reload_failing": {
+        "en": " Then re-run the failing cell.",
+        "zh": "然后重新运行出错的单元格。",
+    },
+    "gradfix.restart": {
+        "en": "{place} is a file no module of this kernel was loaded from: change it as the card's diff shows "
+              "(below), restart the kernel, and run the notebook again.",
+        "zh": "{place} 是一个文件，但本内核中没有从它加载的模块：请按卡片中的差异修改它（见下方），重启内核，再重新运行笔记本。",
     },
     "gradfix.next": {
         "en": "Run %gradfix {index} for the fixed copy of {place}.",

@@ -126,6 +126,7 @@ class FixedCell:
     edits: Tuple[TextEdit, ...]
     diff: List[Tuple[str, str]]
     rerun: Tuple[int, ...] = ()  # the cells between it and the running one that a re-run runs again
+    reload: str = ""  # a file's: the cell that reloads its module
 
 
 def fixed_cells(d: Diagnosis) -> List[FixedCell]:
@@ -133,7 +134,7 @@ def fixed_cells(d: Diagnosis) -> List[FixedCell]:
     if d.fix is None:
         return []
     found = [FixedCell(False, c.cell, c.file, c.original, notebook_cell(c.source), c.edits,
-                       _diff(c.original, c.source), c.rerun) for c in d.fix.elsewhere]
+                       _diff(c.original, c.source), c.rerun, c.reload) for c in d.fix.elsewhere]
     if d.fix.source:
         found.append(FixedCell(True, d.cell, "", d.source, notebook_cell(d.fix.source), d.fix.edits,
                                _diff(d.source, d.fix.source)))

@@ -30,7 +30,8 @@ LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "ori
 def _fix(d: Diagnosis) -> Dict[str, Any]:
     cells = [{"target": _target(c), "source": c.source, "original": notebook_cell(c.original),
               "edits": [dataclasses.asdict(e) for e in c.edits],
-              "diff": [{"sign": sign, "text": text} for sign, text in c.diff], "rerun": list(c.rerun)}
+              "diff": [{"sign": sign, "text": text} for sign, text in c.diff], "rerun": list(c.rerun),
+              "reload": c.reload}
              for c in fixed_cells(d)]
     this = next((c for c in cells if c["target"] == "this"), None)
     return {"description": d.fix.description, "cells": cells,

@@ -65,12 +65,61 @@ def _line(record: RunRecord, lineno: Optional[int]) -> Optional[SourceLine]:
 
 
 def with_reruns(d: Diagnosis, record: RunRecord) -> Diagnosis:
-    """`d` with each fixed earlier cell's `rerun`: the cells a re-run must run again, between it and this one."""
+    """`d` with each fixed earlier cell's `rerun`: the cells a re-run must run again, between it and this one;
+    and each fixed file's `reload`: the cell that reloads its module (with the cells to run again after it)."""
     if d.fix is None or not d.fix.elsewhere or record.sources is None or record.cell is None:
         return d
-    cells = tuple(dataclasses.replace(c, rerun=cells_to_rerun(record, c.cell)) if c.cell is not None else c
-                  for c in d.fix.elsewhere)
-    return dataclasses.replace(d, fix=dataclasses.replace(d.fix, elsewhere=cells))
+    cells = []
+    for c in d.fix.elsewhere:
+        if c.cell is not None:
+            c = dataclasses.replace(c, rerun=cells_to_rerun(record, c.cell))
+        elif c.file:
+            reload, rerun = reload_cell(record, c.file)
+            c = dataclasses.replace(c, reload=reload, rerun=rerun)
+        cells.append(c)
+    return dataclasses.replace(d, fix=dataclasses.replace(d.fix, elsewhere=tuple(cells)))
+
+
+def reload_cell(record: RunRecord, path: str) -> Tuple[str, Tuple[int, ...]]:
+    """The cell that reloads the module loaded from `path` (once the user has changed the file) and imports
+    again what the earlier cells imported from it (`from nets import Net`), and the cells that read those
+    names (`model = Net()`), to run again after it. ("", ()) when no module of this kernel was loaded from
+    that file (then only a restart brings the change in)."""
+    name = _module_at(path)
+    if name is None:
+        return "", ()
+    lines = ["import importlib", f"import {name}", f"importlib.reload({name})"]
+    names: Set[str] = set()
+    for number in range(1, record.cell):
+        tree = cell_tree(record.sources.typed(number) or "")
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom) and node.module == name and node.level == 0 \
+                    and not any(a.name == "*" for a in node.names):
+                line = ast.unparse(node)
+                if line not in lines:
+                    lines.append(line)
+                names.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == name and alias.asname:
+                        lines.append(f"{alias.asname} = {name}")
+                        names.add(alias.asname)
+                    elif alias.name == name:
+                        names.add(name.split(".")[0])
+    return "\n".join(lines), cells_reading(record, frozenset(names), 1)
+
+
+def _module_at(path: str) -> Optional[str]:
+    """The name of the loaded module whose file is `path` (not `__main__`)."""
+    import os
+    import sys
+
+    want = os.path.realpath(path)
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name != "__main__" and isinstance(file, str) and os.path.realpath(file) == want:
+            return name
+    return None
 
 
 MAX_BETWEEN = 200  # cells read between a fixed cell and the running one
@@ -81,9 +130,15 @@ def cells_to_rerun(record: RunRecord, fixed: int) -> Tuple[int, ...]:
     name In [`fixed`] binds (assigns, defines; not imports), or a name bound by such a cell. A cell that binds
     such a name anew without reading any (`model = OtherNet()`) ends its reach."""
     tree = cell_tree(record.sources.typed(fixed) or "")
-    stale = set(_bound(tree)) if tree is not None else set()
+    return cells_reading(record, _bound(tree) if tree is not None else frozenset(), fixed + 1)
+
+
+def cells_reading(record: RunRecord, names: FrozenSet[str], start: int) -> Tuple[int, ...]:
+    """The cells from In [`start`] to the one before the running cell that read `names`, or what such a cell
+    binds; a cell that binds one of them anew without reading any ends its reach."""
+    stale = set(names)
     found = []
-    for number in range(fixed + 1, min(record.cell, fixed + 1 + MAX_BETWEEN)):
+    for number in range(start, min(record.cell, start + MAX_BETWEEN)):
         tree = cell_tree(record.sources.typed(number) or "")
         if tree is None or not stale:
             continue

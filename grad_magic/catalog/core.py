@@ -157,6 +157,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "{place} no longer holds the fix: nothing was run.",
         "zh": "{place} 已不再包含此修复：没有运行任何内容。",
     },
+    "card.insert_reload": {"en": "Insert the cell that reloads {place} below", "zh": "在下方插入重新加载 {place} 的单元格"},
+    "card.inserted_reload": {
+        "en": "Inserted below (not run): change {place} as the diff shows, then run it.",
+        "zh": "已插入到下方（未运行）：请先按差异修改 {place}，再运行它。",
+    },
     "card.file_hint": {
         "en": "Change {place} itself (the diff shows how); %gradfix then gives the cell that reloads it.",
         "zh": "请直接修改 {place}（差异显示了改法）；之后 %gradfix 会给出重新加载它的单元格。",

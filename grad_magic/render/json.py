@@ -24,7 +24,7 @@ LABELS = ("what", "why", "where", "tensors", "fix", "fixed_cell", "no_fix", "ori
           "rerunning", "rerun_done", "rerun_failed", "rerun_gone", "file_hint",
           "unarmed",  # NB: said instead of the buttons by a card the frontend does not trust
           "live", "interrupt", "stop", "stop_sent", "stop_failed",  # NB: a live card's (issue 20)
-          "details", "trace", "fixed_cell_long")  # NB: the collapsed part of the card, anomaly mode's report in it
+          "details", "trace", "fixed_cell_long", "insert_reload", "inserted_reload")  # NB: the collapsed part of the card, anomaly mode's report in it
 
 
 def _fix(d: Diagnosis) -> Dict[str, Any]:

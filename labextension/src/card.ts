@@ -450,6 +450,21 @@ function fixCellBlock(d: IDiagnosis, cell: IFixCell, alone: boolean, context: IC
   } else if (count !== null) {
     earlierCellActions(box, count, cell, status, context);
   } else {
+    if (cell.reload) {
+      // NB: the file is the user's to change (the diff shows how); the cell reloads its module afterwards
+      const reload = cell.reload;
+      box.appendChild(
+        button('gm-insert', status.text('insert_reload', 'Insert the cell that reloads {place} below'), () => {
+          const host = context.host();
+          if (host === null) {
+            copier(reload, status, context)();
+            return;
+          }
+          host.insertBelow(reload);
+          status.say('inserted_reload', 'Inserted below (not run): change {place} as the diff shows, then run it.');
+        })
+      );
+    }
     box.appendChild(button('gm-copy', status.text('copy', 'Copy fixed cell'), copier(cell.source, status, context)));
   }
   box.appendChild(status.node);

@@ -65,6 +65,7 @@ export interface IFixCell {
   edits: ITextEdit[];
   diff: IDiffLine[];
   rerun?: number[]; // the cells (In [k]) between it and the card's cell that read what it binds, in run order
+  reload?: string; // a file's: the cell that reloads its module ("" when none was loaded from it)
 }
 
 export interface IFix {

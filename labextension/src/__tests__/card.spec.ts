@@ -356,6 +356,19 @@ describe('a schema 2 card (the culprit in an earlier cell)', () => {
     expect(calls).toEqual([]);
   });
 
+  it("a user file's fix with its module loaded: Insert puts the cell that reloads it below, never the file", () => {
+    const d = sample2();
+    const reload = 'import importlib\nimport nets\nimportlib.reload(nets)\nfrom nets import Net';
+    d.fix!.cells = [{ ...d.fix!.cells![0], target: { file: '/home/u/nets.py' }, reload }];
+    const { host, calls } = recordingHost();
+    const card = buildCard(d, context(host).ctx);
+    const block = card.querySelector('.gm-fixcell') as HTMLElement;
+    expect(texts(block, 'button')).toEqual(['Insert the cell that reloads nets.py below', 'Copy fixed cell']);
+    click(card, '.gm-insert');
+    expect(calls).toEqual([['insertBelow', reload]]);
+    expect(block.querySelector('.gm-status')!.textContent).toContain('change nets.py as the diff shows');
+  });
+
   it('reads a schema 1 card of a saved notebook as a fix of this cell', () => {
     const card = buildCard(sample(), context().ctx);
     const block = card.querySelector('.gm-fixcell')!;

@@ -183,12 +183,31 @@ class Capture:
             inplace_ops=list(log.inplace) if log else [], failed_ops=list(log.failed) if log else [],
             steps=self._steps.steps if self._steps else [], warnings=list(self._warnings),
             dropped_events=log.dropped if log else 0, versions=versions(),
-            frames=self._sources.frames(exc.__traceback__) if exc is not None and self._sources else (),
+            frames=self._sources.frames(exc.__traceback__, exc) if exc is not None and self._sources else (),
             cell=self._sources.cell_number(self._filename or "") if self._sources else None,
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
             compiled=bool(log and log.compiled) or _through_compiled(exc),
             lineage=log.lineage if log else None)
+
+
+def _off_in_child() -> None:
+    """In a process forked while a capture ran (DataLoader workers, `multiprocessing` with fork): grad_magic's
+    op trackers off, so that nothing is recorded there and no frame of ours shows in what the worker's code
+    reads or sends back (its traceback text, which the parent's card reads: `Sources.worker_frames`)."""
+    try:
+        from .lighttrack import take_all_off
+        from .torchstate import pop_function_mode
+
+        take_all_off()
+        for mode in [m for m in torch.overrides._get_current_function_mode_stack() if isinstance(m, OpTracker)]:
+            pop_function_mode(mode)
+    except Exception:  # NB: never in place of the child's own work
+        pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_off_in_child)
 
 
 def _folded(anomaly: AnomalyWatch, text: str) -> bool:

@@ -33,13 +33,15 @@ called by the capture when it makes the record).
 from __future__ import annotations
 
 import ast
+import itertools
 import linecache
+import operator
 import os
 import sys
 import textwrap
 import types
 from _thread import get_ident
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 import torch.nn.functional
@@ -118,6 +120,9 @@ class _Patch:
 
 
 _PATCHES: List[_Patch] = []  # NB: listed once, at the first capture (dir() of torch is slow)
+# NB: _PATCHES by owner: (owner, its names, its patches), for `_all_on`
+_BY_OWNER: List[Tuple[Any, Tuple[str, ...], Tuple[_Patch, ...]]] = []
+_wrapper_of = operator.attrgetter("wrapper")
 _ACTIVE: List["LightTracker"] = []  # the light trackers on, outermost first
 # NB: those of them that record now (not closed, their log not paused): empty while an optimizer steps, so its
 # own in-place updates (~7 a parameter for Adam) pass the wrappers on a global read (the fast path of _wrap)
@@ -125,9 +130,29 @@ _RECORDING: List["LightTracker"] = []
 
 
 def _recount() -> None:
-    one = _ACTIVE[0] if len(_ACTIVE) == 1 else None  # NB: the usual case, twice a step (a step pauses, then resumes)
-    _RECORDING[:] = [t for t in _ACTIVE if not t.closed and not t.log.paused] if one is None else \
-        () if one.closed or one.log.paused else (one,)
+    if len(_ACTIVE) == 1:  # NB: the usual case, twice a step (a step pauses, then resumes)
+        one = _ACTIVE[0]
+        _RECORDING[:] = () if one.closed or one.log.paused else (one,)
+    else:
+        _RECORDING[:] = [t for t in _ACTIVE if not t.closed and not t.log.paused]
+
+
+def _all_on() -> bool:
+    """Whether every entry point holds its wrapper already (always-on's held patches, at each of its cells).
+    NB: compared by identity, in C (map, attrgetter, operator.is_): ~330 entry points, no bytecode each, and no
+    `__eq__` of whatever sits there runs."""
+    if not _BY_OWNER:
+        owners: Dict[int, Tuple[Any, List[str], List[_Patch]]] = {}
+        for patch in _PATCHES:
+            _, names, patches = owners.setdefault(id(patch.owner), (patch.owner, [], []))
+            names.append(patch.name)
+            patches.append(patch)
+        _BY_OWNER.extend((owner, tuple(names), tuple(patches)) for owner, names, patches in owners.values())
+    for owner, names, patches in _BY_OWNER:
+        here = map(vars(owner).get, names, itertools.repeat(_MISSING))
+        if not all(map(operator.is_, here, map(_wrapper_of, patches))):
+            return False
+    return True
 
 
 class LightTracker:
@@ -157,6 +182,8 @@ class LightTracker:
             _ACTIVE.append(self)
             self.log.on_pause = _recount
             _recount()
+        if _all_on():
+            return  # NB: all an outer capture's (always-on holds them on between its cells): none is this one's
         for i, patch in enumerate(_PATCHES):
             if vars(patch.owner).get(patch.name, _MISSING) is patch.wrapper or not patch.ready():
                 continue  # NB: an outer capture's patch, left to it; or nothing there to patch
@@ -170,12 +197,13 @@ class LightTracker:
                 del _ACTIVE[i]
         _recount()
         mine = self._mine
-        for i in range(len(mine) - 1, -1, -1):
-            if mine[i]:
-                patch = _PATCHES[i]
-                if patch.is_on():  # NB: a user's patch since: theirs
-                    patch.take_off()
-                mine[i] = 0
+        i = mine.rfind(1)  # NB: the patches this tracker put on, the last first (none under always-on)
+        while i >= 0:
+            patch = _PATCHES[i]
+            if patch.is_on():  # NB: a user's patch since: theirs
+                patch.take_off()
+            mine[i] = 0
+            i = mine.rfind(1, 0, i)
 
     def record(self, name: str, caller: Any, args: tuple, kwargs: dict, failed: bool) -> None:
         """One event in the log; never raises (watching never changes what the user's code does or raises)."""
@@ -255,6 +283,16 @@ def _tensors_in(value: Any) -> Iterator[torch.Tensor]:
 
 # NB: every wrapper runs this code object: a plain cell's traceback has no such frame (cellrun drops it)
 WRAPPER_CODE = _wrap(len, "len", False).__code__
+
+
+def take_all_off() -> None:
+    """Every patch of this process off, what was there put back (a forked DataLoader worker: its tracebacks and
+    warnings must show no wrapper of ours, and nothing there is recorded)."""
+    for patch in _PATCHES:
+        if patch.is_on():
+            patch.take_off()
+    _ACTIVE.clear()
+    _RECORDING.clear()
 
 
 def leftovers() -> List[str]:

@@ -181,10 +181,30 @@ class Sources:
             frame = frame.f_back
         return None, tuple(found)
 
-    def frames(self, tb: Optional[TracebackType]) -> Tuple[Frame, ...]:
-        """The user frames of a traceback, outermost first, each with its variables."""
-        return tuple(Frame(self.site(t.tb_frame.f_code, t.tb_lineno), t.tb_frame.f_locals)
+    def frames(self, tb: Optional[TracebackType], exc: Optional[BaseException] = None) -> Tuple[Frame, ...]:
+        """The user frames of a traceback, outermost first, each with its variables; then, for an error a
+        DataLoader worker raised (`exc`), the user frames of the worker's own traceback, read from its text
+        (`__getitem__`, the collate function: no variables, the worker process is gone)."""
+        here = tuple(Frame(self.site(t.tb_frame.f_code, t.tb_lineno), t.tb_frame.f_locals)
                      for t in _entries(tb) if self.is_user(t.tb_frame.f_code.co_filename))
+        return here + self.worker_frames(exc)
+
+    def worker_frames(self, exc: Optional[BaseException]) -> Tuple[Frame, ...]:
+        """The user frames of the traceback text a DataLoader worker sent with its error (torch's
+        `ExceptionWrapper`: "Caught X in DataLoader worker process N.\nOriginal Traceback ..."), outermost first."""
+        text = str(exc) if exc is not None and type(exc).__module__ == "builtins" else ""
+        head, found, trace = text.partition(_WORKER_TRACE)
+        if not found or not _WORKER_CAUGHT.match(head):
+            return ()
+        sites = [Site(m["file"], int(m["line"]), m["function"], self.cell_number(m["file"]))
+                 for m in _TRACE_LINE.finditer(trace)]
+        return tuple(Frame(site, None) for site in sites if self.is_user(site.filename))
+
+
+# NB: torch/_utils.py's ExceptionWrapper.reraise: "Caught {type} {where}.\nOriginal {traceback text}"
+_WORKER_CAUGHT = re.compile(r"Caught \w+ in DataLoader worker process \d+\.\n")
+_WORKER_TRACE = "Original Traceback (most recent call last):\n"
+_TRACE_LINE = re.compile(r'^  File "(?P<file>[^"\n]+)", line (?P<line>\d+), in (?P<function>[^\n]+)$', re.M)
 
 
 def _generated(filename: str) -> bool:

@@ -106,6 +106,7 @@ class _Patch:
         if original is None:
             return False
         self.before, self.wrapper = current, _wrap(original, self.recorded, self.owner is not torch.Tensor)
+        _as_torchs(self.wrapper, original, self.owner, self.name)
         return True
 
     def is_on(self) -> bool:
@@ -270,6 +271,25 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
     inplace.__doc__ = getattr(original, "__doc__", None)
     inplace.__wrapped__ = original  # type: ignore[attr-defined]
     return inplace
+
+
+def _as_torchs(wrapper: Any, original: Any, owner: Any, name: str) -> None:
+    """What code that names torch's function finds of the wrapper standing in its place: its module and
+    qualified name (`pickle` stores `torch.Tensor.add_` by that name, `help()` and `inspect` read them, and
+    `__wrapped__` leads to torch's own), and, for TorchScript, the aten op torch's own maps to
+    (`torch.jit.script` of a function calling `torch.relu_` compiles the op, as without grad_magic)."""
+    if owner is torch.Tensor:
+        wrapper.__module__, wrapper.__qualname__ = "torch", f"Tensor.{name}"
+    else:
+        wrapper.__module__, wrapper.__qualname__ = getattr(owner, "__name__", "torch"), name
+    try:
+        from torch.jit import _builtins
+
+        op = _builtins._find_builtin(original)
+        if op is not None:
+            _builtins._register_builtin(wrapper, op)
+    except Exception:  # NB: TorchScript's private table moved: scripting such a function fails as it did
+        pass
 
 
 def _tensors_in(value: Any) -> Iterator[torch.Tensor]:

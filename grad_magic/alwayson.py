@@ -7,7 +7,9 @@ event takes them off and shows the cards, below the cell's output and traceback.
 
 - a `%%gradcheck` cell runs as before, in full mode (the watch steps aside for it), and so do grad_magic's own
   line magics (`%gradfix` must still find the last card's fix);
-- a cell run from inside a cell (`get_ipython().run_cell(...)`, `%run -i`) is part of the outer cell's run;
+- a cell run from inside a cell (`get_ipython().run_cell(...)`, `%run -i`, `%%capture`) is part of the outer
+  cell's run; when it fails (IPython shows its traceback there), its card is shown with it: inside `%%capture`,
+  among what it captures;
 - the traceback IPython shows is a plain cell's: the tracking hooks' frames are taken out of it before
   IPython formats it (`showtraceback`, wrapped while the watch is on), so `sys.last_traceback` and `%debug`
   see what a plain cell leaves;
@@ -58,6 +60,7 @@ class AlwaysOn:
         self._run: Optional[Capture] = None
         self._predicted: Optional[str] = None
         self._inner = 0  # cells run from inside the watched cell
+        self._inner_cells: List[Tuple[Optional[str], str]] = []  # (predicted name, text) of each, innermost last
         self._armed = False
         self._held: Optional[LightTracker] = None  # NB: fast mode's patches, on from start() to stop()
         self._held_zero_grad: List[ZeroGradWatch] = []  # NB: and zero_grad's wrappers
@@ -97,6 +100,7 @@ class AlwaysOn:
         if "showtraceback" in vars(self._shell):
             del self._shell.showtraceback  # NB: the class's method again
         run, self._run, self._inner = self._run, None, 0
+        self._inner_cells.clear()
         if run is not None:
             run.close()
         held, self._held = self._held, None
@@ -119,6 +123,12 @@ class AlwaysOn:
     def _pre(self, info: Any = None) -> None:
         if self._run is not None:
             self._inner += 1  # NB: a cell run from the watched cell: the outer capture watches it
+            raw = getattr(info, "raw_cell", None)
+            try:
+                name = _predicted_name(self._shell, info, raw)[0] if isinstance(raw, str) else None
+            except Exception:
+                name = None
+            self._inner_cells.append((name, raw if isinstance(raw, str) else ""))
             return
         raw = getattr(info, "raw_cell", None)
         if not isinstance(raw, str) or _steps_aside(raw):
@@ -139,6 +149,8 @@ class AlwaysOn:
     def _post(self, result: Any = None) -> None:
         if self._inner:
             self._inner -= 1
+            name, raw = self._inner_cells.pop() if self._inner_cells else (None, "")
+            self._inner_failed(result, name, raw)
             return
         run = self._run
         if run is None:
@@ -153,6 +165,29 @@ class AlwaysOn:
         if run.record is not None and not _compiled_as(self._shell, self._predicted, result):
             return  # NB: the name was not the one IPython gave the cell: no line of it is known; no card
         self.cards += self._show(self._shell, run, self._options) + (len(run.live.shown) if run.live else 0)
+
+
+    def _inner_failed(self, result: Any, name: Optional[str], raw: str) -> None:
+        """A cell run from inside the watched one failed (IPython showed its traceback there: `%%capture`,
+        `get_ipython().run_cell(...)`): its card now, in that cell's output (inside `%%capture`, among what it
+        captures), from what the outer capture has recorded so far."""
+        exc = getattr(result, "error_in_exec", None)
+        run = self._run
+        if run is None or name is None or not isinstance(exc, Exception) or not _compiled_as(self._shell, name, result):
+            return
+        try:
+            record = run.inner_record(exc, name, raw)
+        except Exception:
+            return
+        self.cards += self._show(self._shell, _Inner(record), self._options)
+
+
+@dataclass
+class _Inner:
+    """What `show` reads of a capture, for an inner cell's record: no live card was its."""
+
+    record: Any
+    live: Any = None
 
 
 def _steps_aside(raw: str) -> bool:

@@ -166,8 +166,17 @@ class Capture:
         record.steps = list(record.steps)  # NB: a copy: the step watch goes on appending to its own
         return record
 
-    def _make_record(self, exc: Optional[BaseException], probed: bool = True) -> RunRecord:
-        """`probed`: with graphprobe's facts (a live check's record goes without: no silent rule reads them)."""
+    def inner_record(self, exc: BaseException, filename: str, source: str) -> RunRecord:
+        """The record of a cell run from inside the watched one (`%%capture`, `get_ipython().run_cell(...)`)
+        that failed: its error, its file and text, and what the run has recorded so far."""
+        record = self._make_record(exc, probed=False, filename=filename, source=source)
+        record.steps = list(record.steps)  # NB: a copy: the step watch goes on appending to its own
+        return record
+
+    def _make_record(self, exc: Optional[BaseException], probed: bool = True, filename: Optional[str] = None,
+                     source: Optional[str] = None) -> RunRecord:
+        """`probed`: with graphprobe's facts (a live check's record goes without: no silent rule reads them);
+        `filename` and `source`: another cell's than the capture's (an inner cell's)."""
         log = self._log
         if exc is not None and log is not None and self._light is not None:
             self._light = None  # NB: once per run (the tracker is off by now)
@@ -175,16 +184,18 @@ class Capture:
                 rebuild_failure(exc, log)
             except Exception:  # NB: never in place of the user's error
                 log.dropped += 1
-        lineno, frame_locals = _error_site(exc, self._filename)
-        source = self._source if self._source is not None else _file_source(self._filename)
+        filename = self._filename if filename is None else filename
+        lineno, frame_locals = _error_site(exc, filename)
+        if source is None:
+            source = self._source if self._source is not None else _file_source(filename)
         return RunRecord(
-            filename=self._filename or "", source=source, exception=exc, error_lineno=lineno,
+            filename=filename or "", source=source, exception=exc, error_lineno=lineno,
             error_locals=frame_locals,
             inplace_ops=list(log.inplace) if log else [], failed_ops=list(log.failed) if log else [],
             steps=self._steps.steps if self._steps else [], warnings=list(self._warnings),
             dropped_events=log.dropped if log else 0, versions=versions(),
             frames=self._sources.frames(exc.__traceback__, exc) if exc is not None and self._sources else (),
-            cell=self._sources.cell_number(self._filename or "") if self._sources else None,
+            cell=self._sources.cell_number(filename or "") if self._sources else None,
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
             compiled=bool(log and log.compiled) or _through_compiled(exc),

@@ -259,3 +259,30 @@ def test_an_interrupt_while_turning_it_on_leaves_nothing_on(shell, monkeypatch, 
     assert not watch_of(shell).status().on and "showtraceback" not in vars(shell)
     assert {k: list(v) for k, v in shell.events.callbacks.items()} == events
     assert lighttrack.leftovers() == [] and dict(vars(torch.Tensor)) == plain
+
+
+LEAF_IN_PLACE = "import torch\na = torch.ones(2, requires_grad=True)\na.add_(1)\n"
+
+
+@pytest.mark.parametrize("how", ["capture", "run_cell"])
+def test_a_cell_run_from_a_watched_cell_gets_its_card_where_its_output_goes(shell, how):
+    """`%%capture` and `get_ipython().run_cell(...)` run a cell inside the watched one; IPython shows that
+    cell's traceback there, and the card goes with it (issue 31): into what `%%capture` captures, or below
+    the inner cell's traceback. The outer cell did not fail: no card of its own."""
+    shell.run_line_magic("gradcheck", "on")
+    shown = len(displayed(shell))
+    try:
+        if how == "capture":
+            assert run(shell, "%%capture cap\n" + LEAF_IN_PLACE).success
+        else:
+            assert run(shell, f"get_ipython().run_cell({LEAF_IN_PLACE!r})\nafter = 1\n").success
+    finally:
+        shell.run_line_magic("gradcheck", "off")
+    cards = [d for d in displayed(shell)[shown:] if "application/vnd.grad-magic.diagnosis+json" in d]
+    if how == "capture":
+        assert cards == []  # NB: captured, not shown
+        captured = [o.data for o in shell.user_ns["cap"].outputs]
+        cards = [d for d in captured if "application/vnd.grad-magic.diagnosis+json" in d]
+    assert [c["application/vnd.grad-magic.diagnosis+json"]["kind"] for c in cards] == ["leaf-modified-in-place"]
+    d = cards[0]["application/vnd.grad-magic.diagnosis+json"]
+    assert any(line["text"] == "a.add_(1)" for line in d["lines"]), d["lines"]

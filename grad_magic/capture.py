@@ -34,7 +34,8 @@ from .warnwatch import RECORDER_CODE, WarningRecorder
 from .sources import Sources, plain_sources
 from .stephooks import ZERO_GRAD_OWNERS, StepWatch, ZeroGradWatch, unregister_optimizer_hooks
 from .stacks import TraceFilter
-from .lighttrack import WRAPPER_CODE, LightTracker, rebuild_failure
+from .lightfail import rebuild_failure
+from .lighttrack import WRAPPER_CODE, LightTracker
 from .provenance import Lineage
 from .tracker import OpLog, OpTracker
 

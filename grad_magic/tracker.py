@@ -35,9 +35,9 @@ compiling = torch.compiler.is_compiling
 # NB: what dynamo reads as True while it traces (a constant): the check on every op's path, a third of
 # is_compiling's cost; is_compiling (also non-strict export's tracing) is asked before an op is recorded
 dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", compiling)
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+TORCH_DIR = os.path.dirname(torch.__file__) + os.sep  # NB: a frame there is torch's own
 _BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
-_DYNAMO_DIR = os.path.join(_TORCH_DIR, "_dynamo") + os.sep
+_DYNAMO_DIR = os.path.join(TORCH_DIR, "_dynamo") + os.sep
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def compiled_region(frame: Optional[FrameType]) -> bool:
     `<eval_with_key>`, inductor's cache), or dynamo is on the way there (tracing: its fake-tensor runs of the
     ops): a compiled region, where the trackers step aside -- its ops are not lines of the user's (and inductor
     writes its buffers with out=)."""
-    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(TORCH_DIR):
         if frame.f_code.co_filename.startswith(_DYNAMO_DIR):
             return True  # NB: dynamo tracing the function: its fake-tensor runs of the ops (torch 2.11)
         frame = frame.f_back

@@ -22,7 +22,7 @@ from . import state
 from .engine import diagnose, diagnose_and_remember
 from .cell import GRADCHECK_LINE, MAX_STACKED, python_lines
 from .live import LiveWatch, after_live
-from .sources import Sources
+from .sources import Sources, in_terminal
 from .stacks import plain_traceback_once, plumbing_frames, traceback_without_dispatch
 
 MAGIC_LINE = "%%gradcheck"
@@ -302,15 +302,6 @@ def _show_after_the_traceback(shell: Any, diagnoses: List[Any]) -> None:
         _show(diagnoses)
 
     shell.events.register("post_run_cell", show)
-
-
-def in_terminal(shell: Any) -> bool:
-    """Terminal IPython (prompt_toolkit or --simple-prompt), not a kernel."""
-    try:
-        from IPython.terminal.interactiveshell import TerminalInteractiveShell
-    except ImportError:  # pragma: no cover - part of IPython
-        return False
-    return isinstance(shell, TerminalInteractiveShell)
 
 
 def _failed_before_running(shell: Any, exc: SyntaxError) -> bool:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from . import catalog
 from .model import Diagnosis, LiveInfo
 from .record import RunRecord, StepEvent
+from .sources import in_terminal
 
 # kind -> the first step whose check looks for it (the checks run at 1, 2, 4, 8, ...: a kind is looked for from the first check at or after it)
 FIRST_STEP: Dict[str, int] = {
@@ -210,7 +211,7 @@ class _KeptOnClear:
 
         shell = get_ipython()
         publisher = getattr(shell, "display_pub", None)
-        if publisher is None or _in_terminal(shell) or "clear_output" in vars(publisher):
+        if publisher is None or in_terminal(shell) or "clear_output" in vars(publisher):
             return None
         kept = cls(publisher)
         original = publisher.clear_output
@@ -238,13 +239,6 @@ class _KeptOnClear:
         if self._wrapper is not None and vars(self.publisher).get("clear_output") is self._wrapper:
             del self.publisher.clear_output
 
-
-def _in_terminal(shell: Any) -> bool:
-    try:
-        from IPython.terminal.interactiveshell import TerminalInteractiveShell
-    except ImportError:  # pragma: no cover - part of IPython
-        return False
-    return isinstance(shell, TerminalInteractiveShell)
 
 
 def as_live(d: Diagnosis, step: int) -> Diagnosis:

@@ -207,6 +207,15 @@ _WORKER_TRACE = "Original Traceback (most recent call last):\n"
 _TRACE_LINE = re.compile(r'^  File "(?P<file>[^"\n]+)", line (?P<line>\d+), in (?P<function>[^\n]+)$', re.M)
 
 
+def in_terminal(shell: Any) -> bool:
+    """Terminal IPython (prompt_toolkit or --simple-prompt), not a kernel."""
+    try:
+        from IPython.terminal.interactiveshell import TerminalInteractiveShell
+    except ImportError:  # pragma: no cover - part of IPython
+        return False
+    return isinstance(shell, TerminalInteractiveShell)
+
+
 def _generated(filename: str) -> bool:
     """Code torch.compile's inductor wrote to its cache (`/tmp/torchinductor_<user>/…/*.py`): torch's, not the user's."""
     cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")

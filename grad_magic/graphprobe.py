@@ -26,6 +26,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Seq
 import torch
 
 from .names import instance_dict
+from .record import distinct_steps
 
 MAX_NODES = 20_000  # autograd nodes looked at from one root set
 MAX_BROKEN = 64  # broken saved values kept, of each kind (changed in place, freed)
@@ -214,6 +215,7 @@ def probe(exc: Optional[BaseException], steps: Sequence[Any], anomaly: bool, nan
 def stepped_params(steps: Sequence[Any]) -> Iterator[torch.Tensor]:
     """The parameters of the optimizers the run stepped, then of the models the user's frames held at a step
     (record.StepEvent and its `models`), read from their registries (no user code)."""
+    steps = distinct_steps(steps)  # NB: a loop's steps repeat a few records
     optimizers = {id(o): o for o in (s.optimizer() if s.optimizer is not None else None for s in steps)
                   if o is not None}
     for opt in optimizers.values():

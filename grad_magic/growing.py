@@ -13,6 +13,7 @@ counts: only a graph that reaches back into an earlier step's does.
 """
 from __future__ import annotations
 
+import itertools
 from types import FrameType
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -59,15 +60,17 @@ class GrowthWatch:
 
 
 State = Tuple[int, int, Any]
+_HOLDERS = (torch.Tensor, list)  # NB: what may hold a growing graph: a tensor, a list of them
 
 
 def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
     if frame.f_code.co_name == "<module>":  # NB: the namespace itself: only the names the cell's code spells
         globs = frame.f_globals
-        for name in frame.f_code.co_names[:MAX_NAMES]:
-            value = globs.get(name)
-            if type_is(value, (torch.Tensor, list)):
-                yield name, value
+        # NB: every name the cell's code spells, read and filtered in C (map, compress): type_is, in bulk
+        names = frame.f_code.co_names[:MAX_NAMES]
+        values = list(map(globs.get, names))
+        keep = list(map(issubclass, map(type, values), itertools.repeat(_HOLDERS)))
+        yield from zip(itertools.compress(names, keep), itertools.compress(values, keep))
         return
     for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
         if name == "self" and user_object(value):
@@ -105,13 +108,12 @@ def _grew(value: Any, now: State, before: State) -> bool:
         return now[0] == before[0] and now[1] > before[1]
     if now[2] == before[2]:
         return False
-    todo, looked = [value.grad_fn], 0
-    while todo and looked < MAX_GRAPH:
-        node = todo.pop(0)
-        looked += 1
+    name, number = before[2]
+    todo = [value.grad_fn]
+    for node in itertools.islice(todo, MAX_GRAPH):  # NB: breadth first: the list grows as it is read
         for child, _ in next_nodes(node):
             if child is not None:
-                if node_key(child) == before[2]:
+                if child._sequence_nr() == number and type(child).__name__ == name:  # NB: node_key, inlined
                     return True
                 todo.append(child)
     return False

@@ -27,6 +27,10 @@ from .torchstate import pop_function_mode, push_function_mode
 from .tracker import OpLog
 
 
+_getframe = sys._getframe
+_NO_CALLER = (-1, None, -1)  # NB: (id, code, line) of no frame: no frame matches it
+
+
 class StepWatch:
     """Optimizer step hooks: tells whether gradients were cleared between two `step()` calls.
 
@@ -77,24 +81,34 @@ class StepWatch:
             running.append(entry)  # never ends: its entry stays
         if me in self.foreign:
             return None  # NB: another cell's thread: paused (the post-hook lifts it), nothing recorded
-        closure = args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")  # NB: args[0]: self
+        # NB: args[0] is the optimizer; a closure comes second or by name
+        closure = None if len(args) < 2 and not kwargs else \
+            args[1] if len(args) > 1 and callable(args[1]) else kwargs.get("closure")
         steps = self.steps
         pace = self._paces.get(id(optimizer))
         if pace is None or pace[2] is not None and pace[2].optimizer() is not optimizer:
             pace = self._paces[id(optimizer)] = [0, None, None, 1, 1]
         pace[0] = n = pace[0] + 1
         last = pace[2]
-        if last is not None and n < pace[4] and (closure is None or not callable(closure)) and \
-                self._same_caller(pace):
-            models = self._look.modes_now(optimizer)
-            if models is not None:  # NB: a loop's step between two looks: as the last look, the modes read now
-                if models is not last.models:  # NB: a layer's mode changed (then it stays so, mostly)
-                    pace[2] = last = dataclasses.replace(last, models=models)
-                if len(steps) < 10_000:
-                    steps.append(last)
-                return None
-        caller, depth = calling_frame(sys._getframe(1), 1)
-        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else None
+        if n < pace[4] and last is not None and (closure is None or not callable(closure)):
+            # NB: a loop's step between two looks, if it comes from the frame and line that called the last look's
+            # step, found at the depth it was found at then (no walk of torch's frames: a frame at that depth that
+            # is the same frame, at the same line, is the same caller through the same wrappers)
+            key = pace[1]
+            try:
+                frame = _getframe(pace[3])
+            except ValueError:
+                frame = None
+            if frame is not None and id(frame) == key[0] and frame.f_code is key[1] and frame.f_lineno == key[2]:
+                models = self._look.modes_now(optimizer)
+                if models is not None:  # NB: as the last look, the modes read now
+                    if models is not last.models:  # NB: a layer's mode changed (then it stays so, mostly)
+                        pace[2] = last = dataclasses.replace(last, models=models)
+                    if len(steps) < 10_000:
+                        steps.append(last)
+                    return None
+        caller, depth = calling_frame(_getframe(1), 1)
+        key = (id(caller), caller.f_code, caller.f_lineno) if caller is not None else _NO_CALLER
         pace[3:] = depth, next_look(n)
         if last is not None and pace[1] == key and not looks_at(n) and not callable(closure):
             models = self._look.modes_now(optimizer)  # NB: a step from the same line, found through other frames
@@ -106,7 +120,7 @@ class StepWatch:
         with_grad, stale, fresh = stale_grads(params, self._after, self.clearings.since_last_step(log))
         log.touched.clear()
         if len(steps) < 10_000:
-            lineno, frames, models, growing = self._look.look(optimizer, sys._getframe(1), self.count)
+            lineno, frames, models, growing = self._look.look(optimizer, _getframe(1), self.count)
             last = pace[2]
             if last is not None and last.lineno == lineno and last.params_with_grad == with_grad and \
                     last.stale_params == stale and last.fresh_params == fresh and last.frames == frames and \
@@ -126,19 +140,6 @@ class StepWatch:
         return ((args[0], run, *args[2:]), kwargs) if len(args) > 1 and args[1] is closure else \
             (args, {**kwargs, "closure": run})
 
-    def _same_caller(self, pace: List[Any]) -> bool:
-        """Whether this step is called from the frame and line that called the optimizer's last one, found at the
-        depth it was found at then (no walk of torch's frames: a frame at that depth that is the same frame, at
-        the same line, is the same caller through the same wrappers)."""
-        key = pace[1]
-        if key is None:
-            return False
-        try:
-            frame = sys._getframe(pace[3] + 1)  # NB: + 1: this method's own frame
-        except ValueError:
-            return False
-        return id(frame) == key[0] and frame.f_code is key[1] and frame.f_lineno == key[2]
-
     def _pause(self, popped: bool, pause: bool) -> None:
         """The step's pause put back (`pause`) or lifted while its closure runs (the tracker, if it took it off)."""
         self._log.pause(1 if pause else -1)
@@ -146,11 +147,11 @@ class StepWatch:
             (pop_function_mode if pause else push_function_mode)(self.tracker)
 
     def after(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        running, mine = self._running, None
+        running = self._running
+        me = get_ident()
+        top = running[-1] if running else None
+        mine = top if top is not None and top[0] == me and top[1] == id(optimizer) else None
         try:
-            me = get_ident()
-            if running and running[-1][0] == me and running[-1][1] == id(optimizer):
-                mine = running[-1]
             if me in self.foreign:
                 return  # NB: another cell's thread (the finally below still lifts the pause)
             pace = self._paces.get(id(optimizer))
@@ -164,7 +165,7 @@ class StepWatch:
                 if steps and steps[-1].closure and steps[-1].optimizer() is optimizer:
                     steps[-1] = counted_after(steps[-1], params)  # NB: a closure's gradients
             self.count = count = self.count + 1
-            if self.live is not None and count & (count - 1) == 0 and self.live.wants(count):  # NB: 1, 2, 4, 8 ...
+            if count & (count - 1) == 0 and self.live is not None and self.live.wants(count):  # NB: 1, 2, 4, 8 ...
                 # NB: still paused, the tracker still off: the rules' and the card's torch calls are not the user's
                 self.live.at_step(self.count, self.so_far, self.steps)
         finally:
@@ -278,6 +279,8 @@ def _zero_grad_wrapper(patch: _ZeroGradPatch, original: Callable[..., Any]) -> C
             if not holders and owner.__dict__.get("zero_grad") is zero_grad:
                 owner.zero_grad = original  # NB: kept by the user past every capture (saved, then put back)
             return original(obj, *args, **kwargs)
+        if not args and not kwargs and by_default is True and not patch.tracked:
+            return original(obj)  # NB: `zero_grad()` in fast mode and always-on: set_to_none, no tracker to take off
         clears = (args[0] if args else kwargs.get("set_to_none", by_default)) is not True
         if not patch.tracked:  # NB: fast mode, always-on: no tracker to take off
             if not clears:

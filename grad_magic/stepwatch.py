@@ -203,7 +203,10 @@ class StepLook:
         if plan is None or plan[0][0] != id(optimizer):
             return None
         if was is not None and not any(was[0]):  # NB: no Dropout/BatchNorm layer: nothing whose mode can change
-            return None if any(entry[0]() is None for entry in plan[1]) else was[1]
+            for entry in plan[1]:  # NB: a loop, not any(genexpr): one model or two, read at every step
+                if entry[0]() is None:
+                    return None
+            return was[1]
         try:
             return self._held_now(optimizer, [], plan[0], False)
         except Exception:  # NB: watching never changes what the user's code does

@@ -17,7 +17,7 @@ from ..facts import fact_for
 from ..cell import cell_tree, qualname_at, split_lines
 from ..model import Diagnosis, Fix, SourceLine, TensorFact
 from ..names import NameIndex, Touched
-from ..record import ANOMALY_REPORT, RunRecord
+from ..record import ANOMALY_REPORT, RunRecord, distinct_steps
 from ..sources import Frame
 from .elsewhere import from_view, seen_from
 
@@ -173,7 +173,8 @@ def touched_by(record: RunRecord, namespace: Mapping[str, Any]) -> Touched:
     names: Set[str] = set(_names_in(cell_tree(record.source)))
     trees: Dict[str, Optional[ast.Module]] = {}
     sites = [(f.site.filename, f.site.lineno) for f in record.frames]
-    events: List[Any] = [*record.inplace_ops, *record.failed_ops, *record.steps]
+    steps = distinct_steps(record.steps)
+    events: List[Any] = [*record.inplace_ops, *record.failed_ops, *steps]
     sites += [site for e in events for site in e.frames]
     for filename, lineno in sites:
         if filename == record.filename:
@@ -185,7 +186,7 @@ def touched_by(record: RunRecord, namespace: Mapping[str, Any]) -> Touched:
         if frame.local_names is not None and frame.local_names is not namespace:
             names.update(k for k in list(frame.local_names) if type(k) is str)
     refs = [s.ref for e in (*record.inplace_ops, *record.failed_ops) for s in e.targets] + \
-        [e.optimizer for e in record.steps]
+        [e.optimizer for e in steps]
     ids = {id(obj) for obj in (ref() for ref in refs if ref is not None) if obj is not None}
     return Touched(frozenset(names), frozenset(ids))
 

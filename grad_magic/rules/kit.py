@@ -31,7 +31,7 @@ from ..cell import cell_tree, enclosing_statement, indent_of, node_span, segment
 from ..facts import fact_for as _fact_for
 from ..model import TensorFact, TextEdit
 from ..names import attribute_without_code
-from ..record import OpEvent, StepEvent
+from ..record import OpEvent, StepEvent, distinct_steps
 from .context import RuleContext
 
 # -- the cell's syntax --
@@ -270,7 +270,7 @@ def optimizer_params(opt: Any) -> List[torch.Tensor]:
 def stepped_optimizers(ctx: RuleContext) -> List[Tuple[Any, StepEvent]]:
     """Each optimizer that stepped in this run and is still alive, with its first step, in stepping order."""
     seen: Dict[int, Tuple[Any, StepEvent]] = {}
-    for step in ctx.record.steps:
+    for step in distinct_steps(ctx.record.steps):
         opt = step.optimizer() if step.optimizer is not None else None
         if opt is not None and id(opt) not in seen:
             seen[id(opt)] = (opt, step)

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ...cell import callee_texts, cell_tree
-from ...record import StepEvent
+from ...record import StepEvent, distinct_steps
 from ..context import RuleContext
 from ..kit import dotted, holder_name, module_parameters, optimizer_params, stepped_optimizers
 from ..places import cells_before, root, view_on
@@ -54,7 +54,7 @@ def stray_optimizer(ctx: RuleContext) -> Optional[Stray]:
         params = optimizer_params(opt)
         if not params:
             continue
-        steps = [s for s in ctx.record.steps if s.optimizer is not None and s.optimizer() is opt]
+        steps = [s for s in distinct_steps(ctx.record.steps) if s.optimizer is not None and s.optimizer() is opt]
         if any(s.fresh_params for s in steps):
             continue  # NB: a backward reached its parameters: whatever else the cell calls, it trains them
         held = _held_twins(ctx, steps)
@@ -133,7 +133,7 @@ def _cells_in_order(ctx: RuleContext) -> List[Tuple[RuleContext, ast.Module]]:
             found.append((view, tree))
     tree = cell_tree(top.record.source)
     if tree is not None:
-        steps = [s.lineno for s in top.record.steps if s.lineno]
+        steps = [s.lineno for s in distinct_steps(top.record.steps) if s.lineno]
         first = min(steps) if steps else None
         # NB: the running cell's statements before its first step only: what ran before the training
         tree = ast.Module(body=[s for s in tree.body if first is None or s.lineno < first], type_ignores=[])

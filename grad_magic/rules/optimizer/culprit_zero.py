@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...cell import enclosing_statement, segment
-from ...record import StepEvent
+from ...record import StepEvent, distinct_steps
 from ..context import RuleContext
 from ..kit import dotted, function_around, holder_name, starts_line
 from ..places import view_on
@@ -47,6 +47,8 @@ class ZeroGradSpot:
 
 def stale_optimizers(ctx: RuleContext) -> List[StaleOptimizer]:
     """Optimizers with at least one step on stale gradients, in the order they first stepped."""
+    if not any(s.stale_params > 0 for s in distinct_steps(ctx.record.steps)):
+        return []  # NB: the healthy loop's answer, read from its few records
     by_id: Dict[Any, Tuple[Any, str, List[StepEvent]]] = {}
     for step in ctx.record.steps:
         opt = step.optimizer() if step.optimizer is not None else None

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import torch
 
 from ...cell import cell_tree
+from ...record import distinct_steps
 from ..context import RuleContext
 from ..kit import dotted, function_around, grad_fn_name
 from ..places import view_on
@@ -47,14 +48,14 @@ def kept_graphs(ctx: RuleContext, tree: ast.Module) -> List[KeptGraph]:
     and backpropagated at each step never does, however it is written; in a loop that steps none (a
     validation loop), those whose value holds a graph after the run and that the cell never backpropagates."""
     grown = grown_in_cell(ctx)
-    stepping = stepping_loops(tree, ctx.record.steps)
+    stepping = stepping_loops(tree, distinct_steps(ctx.record.steps))
     return [KeptGraph(a, _how(ctx, tree, a)) for a in accumulations(tree)
             if (a.name in grown if _inside(a.stmt, stepping) else _keeps_graph(ctx, tree, a))]
 
 
 def grown_in_cell(ctx: RuleContext) -> Set[str]:
     """The names of the running cell's own frame whose graph the step watch saw grow from step to step."""
-    return {g.name for s in ctx.record.steps for g in s.growing
+    return {g.name for s in distinct_steps(ctx.record.steps) for g in s.growing
             if g.site[0] == ctx.record.filename and g.function == "<module>"}
 
 
@@ -191,7 +192,10 @@ def grown_by_steps(ctx: RuleContext) -> List[GrowingGraph]:
     """The accumulations whose locals the step watch saw grow at each step, in the cell whose frame held them
     (the innermost first): `e_train += loss` in `run_epoch`, `outputs.append(output)` in `train_epoch`."""
     last: Dict[Tuple[str, str, str], Any] = {}
-    for step in ctx.record.steps:
+    for step in distinct_steps(ctx.record.steps):  # NB: each local in the order the steps first saw it ...
+        for g in step.growing:
+            last.setdefault((g.site[0], g.function, g.name), g)
+    for step in distinct_steps(ctx.record.steps, last=True):  # ... as the newest step saw it
         for g in step.growing:
             last[(g.site[0], g.function, g.name)] = g
     found = []

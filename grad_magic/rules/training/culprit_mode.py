@@ -15,6 +15,7 @@ from typing import List, Optional, Set, Tuple
 
 import torch
 
+from ...record import distinct_steps
 from ..context import RuleContext
 from ..kit import callee_name, is_false, optimizer_params, starts_line, stepped_optimizers
 from .culprit import (LOOPS, SCOPES, body_of, cell_modules, grad_off_withs, is_name, parameter_ids,
@@ -40,7 +41,7 @@ class ModeSlip:
 
 def trained_in_eval(ctx: RuleContext, tree: ast.Module) -> Optional[ModeSlip]:
     stepped = {id(p) for opt, _ in stepped_optimizers(ctx) for p in optimizer_params(opt)}
-    step_lines = sorted({s.lineno for s in ctx.record.steps if s.lineno})
+    step_lines = sorted({s.lineno for s in distinct_steps(ctx.record.steps) if s.lineno})
     if not step_lines:
         return None
     for name, module in cell_modules(ctx, tree):

@@ -19,6 +19,7 @@ from typing import Any, List, Optional, Tuple
 import torch
 
 from ...cell import cell_tree, enclosing_statement
+from ...record import distinct_steps, step_counts
 from ..context import RuleContext
 from ..kit import dotted, function_around, spans, starts_line
 from ..places import cells_before, function_place, module_path, spelled, view_on
@@ -48,14 +49,16 @@ def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
     """The first model that some step found in eval() mode, with its layers then, and where to fix it."""
     found = None
     counts = {}
-    for step in ctx.record.steps:
+    times = step_counts(ctx.record.steps)
+    for step in distinct_steps(ctx.record.steps):
+        n = times[id(step)]  # NB: the steps this record stands for
         for held in step.models:
             model = held.model() if held.model is not None else None
             if not held.stepped or model is None:
                 continue
             live = [m for m in (r() for r in held.eval_layers) if m is not None]
             total, in_eval = counts.get(id(model), (0, 0))
-            counts[id(model)] = (total + 1, in_eval + (1 if live else 0))
+            counts[id(model)] = (total + n, in_eval + (n if live else 0))
             if live and found is None:
                 found = (held, model, live)
     if found is None:

@@ -46,6 +46,8 @@ from .tracker import (TORCH_DIR, InPlaceEvent, OpLog, compiled_region, compiling
                       producer_before, snapshot)
 
 _FUNCTIONAL_FILE = torch.nn.functional.__file__
+_has_torch_function = torch._C._has_torch_function
+_handle_torch_function = torch.overrides.handle_torch_function
 _MISSING = object()
 # NB: the names torch's mode reports for these dunders (the others keep their dunder name there too)
 _DUNDER_NAMES = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
@@ -233,25 +235,34 @@ def _trackers() -> List[LightTracker]:
 
 
 def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[..., Any]:
+    # NB: torch hands a Tensor subclass's `__torch_function__` (and a mode's) the attribute it finds on
+    # torch.Tensor: this wrapper. A call that torch would dispatch there is dispatched here instead, with torch's
+    # own function (`handle_torch_function`), so a table keyed by `torch.Tensor.add_` still finds its handler.
     def inplace(*args: Any, **kwargs: Any) -> Any:
         # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
-        if dynamo_compiling() or not _RECORDING:
+        if dynamo_compiling():
             return original(*args, **kwargs)
+        if not _RECORDING:
+            return original(*args, **kwargs) if not _has_torch_function(args) else \
+                _handle_torch_function(original, args, *args, **kwargs)
         try:
             caller = _getframe(1).f_code
         except ValueError:  # NB: called from torch's autograd worker thread with no Python frame under it
-            return original(*args, **kwargs)
-        if caller.co_filename.startswith(TORCH_DIR) and not (kernel and caller.co_filename == _FUNCTIONAL_FILE):
-            return original(*args, **kwargs)
+            return original(*args, **kwargs) if not _has_torch_function(args) else \
+                _handle_torch_function(original, args, *args, **kwargs)
         trackers = _trackers()
-        if not trackers or compiling():
-            return original(*args, **kwargs)
-        if compiled_region(_getframe(1)):
+        untracked = caller.co_filename.startswith(TORCH_DIR) and not (
+            kernel and caller.co_filename == _FUNCTIONAL_FILE) or not trackers or compiling()
+        if not untracked and compiled_region(_getframe(1)):
             for tracker in trackers:
                 tracker.log.compiled += 1  # NB: the card says that compiled code ran untracked
-            return original(*args, **kwargs)
-        try:
-            result = original(*args, **kwargs)
+            untracked = True
+        if untracked:
+            return original(*args, **kwargs) if not _has_torch_function(args) else \
+                _handle_torch_function(original, args, *args, **kwargs)
+        try:  # NB: inline, not in a helper: one frame of ours in a traceback, the one capture.HIDDEN_CODE hides
+            result = original(*args, **kwargs) if not _has_torch_function(args) else \
+                _handle_torch_function(original, args, *args, **kwargs)
         except Exception:
             for tracker in trackers:
                 tracker.record(name, caller, args, kwargs, failed=True)

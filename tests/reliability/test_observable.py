@@ -38,3 +38,39 @@ def test_torchs_in_place_functions_look_like_torchs_while_watched(shell, how):
     assert probe["script"] == shell.user_ns["probe"]["script"]
     assert probe["pickled"] == [True, True, True]
     assert probe["help"].startswith("Python Library Documentation: ") and "grad_magic" not in probe["help"]
+
+
+SUBCLASS = """\
+import torch
+HANDLED = {}
+calls = []
+class Logged(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in HANDLED:
+            calls.append(HANDLED[func])
+        return super().__torch_function__(func, types, args, kwargs or {})
+HANDLED[torch.Tensor.add_] = "add_"
+HANDLED[torch.Tensor.__setitem__] = "setitem"
+"""
+USE = "t = torch.zeros(3).as_subclass(Logged)\nt.add_(1)\nt[0] = 5\nseen = (list(calls), t.tolist())\ncalls.clear()\n"
+
+
+@pytest.mark.parametrize("how", ["always_on", "fast_cell", "full_cell"])
+def test_a_subclass_dispatch_table_keyed_by_torchs_functions_finds_its_handlers(shell, how):
+    """A Tensor subclass whose `__torch_function__` looks `func` up in a table keyed by torch's own functions
+    (made before watching began) is handed torch's function, not a wrapper: its handlers run as in a plain
+    cell, and so the result is the same."""
+    assert run(shell, SUBCLASS).success
+    assert run(shell, USE).success
+    plain = shell.user_ns["seen"]
+    assert plain == (["add_", "setitem"], [5.0, 1.0, 1.0])
+    if how == "always_on":
+        shell.run_line_magic("gradcheck", "on")
+    try:
+        cell = {"always_on": USE, "fast_cell": "%%gradcheck --fast\n" + USE, "full_cell": "%%gradcheck\n" + USE}[how]
+        result = run(shell, cell)
+    finally:
+        shell.run_line_magic("gradcheck", "off")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["seen"] == plain

@@ -83,7 +83,7 @@ def bound(d: Diagnosis) -> Diagnosis:
         names=tuple(clip(n) for n in d.names), tensors=tuple(_fact(t) for t in d.tensors),
         error_type=clip(d.error_type), error_message=clip(d.error_message, MAX_ERROR),
         fix=None if fix is None else dataclasses.replace(fix, description=clip(fix.description)),
-        notes=tuple(clip(n) for n in notes), extra=tuple((clip(k), clip(v)) for k, v in d.extra),
+        notes=tuple(clip(n) for n in notes),
         elsewhere=tuple(_cell(c, d) for c in d.elsewhere))
 
 

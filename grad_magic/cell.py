@@ -39,12 +39,6 @@ def line_offsets(source: str) -> List[int]:
     return offsets
 
 
-def offset(source: str, lineno: int, col: int, offsets: Optional[Sequence[int]] = None) -> int:
-    """Character offset of (lineno, col) where col counts characters (use `utf8_col` for ast columns)."""
-    offs = offsets if offsets is not None else line_offsets(source)
-    return offs[lineno - 1] + col
-
-
 def utf8_col(line: str, col_bytes: int) -> int:
     """ast gives column offsets in UTF-8 bytes; edits work in characters."""
     return len(line.encode("utf-8")[:col_bytes].decode("utf-8", errors="ignore"))

@@ -47,7 +47,6 @@ class BrokenSaved:
     saved: str  # "result", "self", "other", "tensors" (a custom Function's)
     message: str  # what torch raises when it is read: the same text as a backward() meeting it
     freed: bool  # freed by an earlier backward (else changed in place)
-    producer_of_input: Tuple[str, ...] = ()  # the node types of the node's inputs (`next_functions`)
 
 
 @dataclass(frozen=True)
@@ -109,8 +108,7 @@ def broken_nodes(roots: Sequence[torch.Tensor]) -> GraphFacts:
         following = next_nodes(node)
         for attr, message in refused_saved(node):
             if sum((_FREED in b.message) == (_FREED in message) for b in broken) < MAX_BROKEN:  # NB: per kind
-                broken.append(BrokenSaved(type(node).__name__, attr, message, _FREED in message,
-                                          tuple(type(f).__name__ for f, _ in following if f is not None)))
+                broken.append(BrokenSaved(type(node).__name__, attr, message, _FREED in message))
         todo.extend(f for f, _ in following)
     return GraphFacts(tuple(type(t.grad_fn).__name__ for t in roots if t.grad_fn is not None), tuple(broken),
                       len(seen), not todo)

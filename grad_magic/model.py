@@ -5,7 +5,7 @@ never holds HTML: rules build it, fixes fill its `fix`, renderers read it (`rend
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 ERROR = "error"
@@ -86,10 +86,6 @@ class Fix:
     edits: Tuple[TextEdit, ...]
     elsewhere: Tuple[CellFix, ...] = ()
 
-    @property
-    def changes_this_cell(self) -> bool:
-        return bool(self.source)
-
 
 @dataclass(frozen=True)
 class LiveInfo:
@@ -123,7 +119,6 @@ class Diagnosis:
     versions: Tuple[Tuple[str, str], ...] = ()
     notes: Tuple[str, ...] = ()
     language: str = "en"
-    extra: Tuple[Tuple[str, str], ...] = field(default=())
     cell: Optional[int] = None  # In [k] of the running cell, when known
     elsewhere: Tuple[CellSource, ...] = ()  # other cells' text, for the lines and fixes there
     live: Optional[LiveInfo] = None  # shown while the cell ran; None for a card shown when it ended

@@ -35,7 +35,6 @@ class OpEvent:
     lineno: Optional[int]
     targets: Tuple[TensorSnapshot, ...]
     how: str  # "method", "setitem", "inplace=True", "out=", "raised"
-    arg_names: Tuple[str, ...] = ()
     frames: Tuple[Tuple[str, int], ...] = ()  # (filename, line) of the user's code that made it, innermost first
 
 

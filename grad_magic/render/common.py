@@ -101,11 +101,6 @@ def excerpts(d: Diagnosis, context: int = CONTEXT) -> List[Excerpt]:
     return found
 
 
-def excerpt(d: Diagnosis) -> List[ExcerptLine]:
-    """The running cell's lines around its culprit lines."""
-    return _around(d.source, {sl.lineno for sl in d.lines if not sl.elsewhere})
-
-
 def _around(source: str, culprits: Set[int], context: int = CONTEXT) -> List[ExcerptLine]:
     lines = split_lines(source)  # NB: numbered as the culprit lines are
     keep = sorted({n for c in culprits for n in range(c - context, c + context + 1)

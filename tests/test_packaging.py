@@ -175,7 +175,7 @@ def _clone(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "node_modules", "dist", "lib", "*.tsbuildinfo", "coverage")
     shutil.copytree(ROOT / "grad_magic", copy / "grad_magic", ignore=ignore)
     shutil.copytree(ROOT / "labextension", copy / "labextension", ignore=ignore)
-    for name in ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "CHANGELOG.md",
+    for name in ("setup.py", "setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE",
                  "RELEASING.md"):
         shutil.copy2(ROOT / name, copy / name)
     return copy

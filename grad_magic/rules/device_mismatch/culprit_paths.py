@@ -16,6 +16,7 @@ from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 import torch
 
 from ...names import attribute_without_code, instance_dict as _instance_dict, plain_class
+from ..context import RuleContext
 from ..kit import dotted
 
 _DEPTH = 3  # steps below a variable: `self.encoder.pe`, `batch["x"][0]`

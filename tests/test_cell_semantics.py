@@ -107,7 +107,8 @@ def test_the_whole_traceback_is_a_plain_cells_with_no_magic_call_line(shell, cap
         while tb is not None:
             code = tb.tb_frame.f_code
             cell = code.co_filename.startswith(("<ipython-input-", "/tmp/ipykernel_"))
-            frames.append(("<cell>" if cell else code.co_filename, code.co_name))
+            # NB: a cell's code is `<module>`, or `<cell line: N>` in IPython 7.34 (Colab's)
+            frames.append(("<cell>", "<cell>") if cell else (code.co_filename, code.co_name))
             tb = tb.tb_next
         return frames
 

@@ -9,6 +9,7 @@ CARD_TARGET_MS = 50.0
 DEVICE_10K_TARGET_MS = 100.0
 LOAD_TARGET_MS = 150.0
 TINY_TARGETS = {"mlp64": 1.05, "mlp256": 1.02}  # always-on / plain on the tutorial-sized models (issue 36)
+STEP_TARGET_US = 10.0  # what always-on adds to a step between looks, whatever the model's size (issue 36)
 LINEAR_SLACK = 1.5  # "linear": the cost per row at the largest size within 1.5x of the next size's
 
 
@@ -44,6 +45,11 @@ def _tiny_rows(tiny: Dict[str, Any], device: str) -> List[Dict[str, Any]]:
                          TINY_TARGETS.get(workload, float("inf")), "x", r["cpu_always_on_over_plain"]))
         rows.append(_row("tiny steps", f"{name}: always-on adds per step", r["added_us_per_step"], float("inf"),
                          "us", r["cpu_added_us_per_step"]))
+        if "between_looks" in r:
+            short, long_ = r["between_looks"]["steps"]
+            rows.append(_row("tiny steps", f"{name}: always-on adds per step between looks (a {long_}-step cell "
+                             f"minus a {short}-step one)", r["between_looks"]["added_us_per_step"], STEP_TARGET_US,
+                             "us"))
     return rows
 
 

@@ -38,8 +38,9 @@ def watched(kind: str, i: int) -> str:
 
 
 def kinds_shown(shell) -> List[str]:
-    heads = [o["data"].get("text/plain", "").split("\n", 1)[0] for o in shell.display_pub.outputs]
-    return [head.split("·")[-1].strip() for head in heads if "grad_magic ·" in head]
+    """The kinds of the cards shown: a text card's footer (its last line) names it."""
+    feet = [o["data"].get("text/plain", "").rsplit("\n", 1)[-1] for o in shell.display_pub.outputs]
+    return [foot.split("·")[-1].strip() for foot in feet if foot.startswith("grad_magic ·")]
 
 
 def test_a_thousand_watched_cells_show_each_card_once_and_leave_nothing(shell, capsys):

@@ -10,7 +10,7 @@ import time
 
 import grad_magic
 from grad_magic import state
-from grad_magic.render import mimebundle
+from grad_magic.render import Card, mimebundle
 from gm_shell import run
 
 PACKAGE = os.path.dirname(os.path.abspath(grad_magic.__file__))
@@ -59,7 +59,7 @@ class Traced(torch.Tensor):
 def card(sh) -> str:
     d = state.last_diagnosis()
     assert d is not None
-    return mimebundle(d)["text/plain"]
+    return str(Card(d))  # NB: the whole text card (what the terminal's short one leaves out is in it too)
 
 
 def test_a_leftover_of_an_earlier_cell_is_not_blamed(shell):

@@ -378,8 +378,10 @@ def run_and_check(shell: Any, i: int, cell: Cell, baseline: Baseline) -> bool:
     with cell.fault(shell):
         result = shell.run_cell(cell.source, store_history=True)
     where = f"cell {i} ({cell.kind})"
-    cards = [out["data"].get("text/plain", "") for out in shell.display_pub.outputs[shown_before:]]
-    errors = [card for card in cards if card.startswith("✖ grad_magic")]
+    # NB: a card's text starts with its mark and title; what the short text leaves out (notes) is in the HTML
+    cards = [out["data"].get("text/plain", "") + "\n" + out["data"].get("text/html", "")
+             for out in shell.display_pub.outputs[shown_before:]]
+    errors = [card for card in cards if card.startswith("✖ ")]
     if cell.card == "none":
         assert not errors, f"{where}: an error card for a cell without an error of its own: {errors[0][:300]}"
     elif cell.card == "error":

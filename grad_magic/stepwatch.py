@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import weakref
 from types import FrameType
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -30,6 +29,7 @@ from .growing import MAX_NAMES, GrowthWatch
 from .names import instance_dict, type_is, user_object
 from .record import GrowingLocal, HeldModel, StepEvent
 from .sources import Sources
+from .tracker import TORCH_DIR
 
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
 MAX_MODULES = 5_000  # submodules walked per model
@@ -37,7 +37,6 @@ LOOK_FIRST = 8  # an optimizer's first 8 steps are looked at...
 # ... then steps 16, 32 and 64 (the live checks read at each power of two), every 64th after them, and each one
 # called from another frame or line than its last (docs/PERFORMANCE.md: what a look costs)
 LOOK_EVERY = 64
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 def looks_at(step: int) -> bool:
@@ -56,7 +55,7 @@ def next_look(step: int) -> int:
 def calling_frame(frame: Optional[FrameType], depth: int = 0) -> Tuple[Optional[FrameType], int]:
     """The first frame from `frame` out that is not torch's: what called `optimizer.step()` (through torch's
     wrappers: the step's own, an LR scheduler's), and its depth (`depth`: that of `frame`)."""
-    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(TORCH_DIR):
         frame = frame.f_back
         depth += 1
     return frame, depth

@@ -1,4 +1,4 @@
-"""The bench's results as a target list and a Markdown table (the README shows the table)."""
+"""The bench's results as a target list and a Markdown table (docs/BENCHMARKS.md shows the table)."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -10,6 +10,7 @@ DEVICE_10K_TARGET_MS = 100.0
 LOAD_TARGET_MS = 150.0
 TINY_TARGETS = {"mlp64": 1.05, "mlp256": 1.02}  # always-on / plain on the tutorial-sized models (issue 36)
 STEP_TARGET_US = 10.0  # what always-on adds to a step between looks, whatever the model's size (issue 36)
+INPLACE_LOOP_TARGET = 1.5  # always-on / plain on a Python loop of 100k in-place ops (issue 31)
 LINEAR_SLACK = 1.5  # "linear": the cost per row at the largest size within 1.5x of the next size's
 
 
@@ -66,6 +67,13 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, Any]]:
         rows += _overhead_rows(overhead, device)
     for device, tiny in results.get("tiny_steps", {}).items():
         rows += _tiny_rows(tiny, device)
+    for device, loops in results.get("inplace_loop", {}).items():
+        for workload, r in loops.items():
+            name = f"{workload} ({device}, {r['ops']:,} ops, plain {r['plain_us_per_op']:.2f} us/op)"
+            rows.append(_row("in-place loop", f"{name}: always-on / plain", r["always_on_over_plain"],
+                             INPLACE_LOOP_TARGET, "x", r["cpu_always_on_over_plain"]))
+            rows.append(_row("in-place loop", f"{name}: --fast / plain", r["fast_over_plain"], float("inf"), "x",
+                             r["cpu_fast_over_plain"]))
     if "fixed_cost" in results:
         for label, key in (("always-on", "always_on_minus_plain_ms"), ("--fast", "fast_minus_plain_ms")):
             rows.append(_row("fixed cost", f"a watched cell of one torch op, no step: {label} minus plain",

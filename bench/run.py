@@ -4,6 +4,7 @@
     .venv/bin/python bench/run.py --quick         # tiny sizes: the CI smoke run (tests/test_bench_smoke.py)
     .venv/bin/python bench/run.py --out DIR       # write DIR/latest.json and DIR/latest.md
     .venv/bin/python bench/run.py --only tiny_steps --out DIR   # one section (tiny_steps: always-on on tiny models)
+    .venv/bin/python bench/run.py --only inplace_loop --out DIR # 100k in-place ops in a Python loop
     python3 bench/run.py --cuda-only --out DIR    # a lent GPU: the training workloads on cuda:0 alone
 
 Everything runs through IPython's own InteractiveShell with `%load_ext grad_magic`, so the cost measured
@@ -30,6 +31,7 @@ import torch  # noqa: E402
 
 import card_time  # noqa: E402
 import device_walk  # noqa: E402
+import inplace_loop  # noqa: E402
 import load_cost  # noqa: E402
 import overhead  # noqa: E402
 import tiny_steps  # noqa: E402
@@ -78,7 +80,7 @@ def main(argv: List[str] | None = None) -> int:
                         help="torch.set_num_threads (default 1: on a busy 2-core machine two threads "
                              "spin-wait for each other and the figures drift)")
     parser.add_argument("--label", help="what is measured, for the table (default: this checkout's commit)")
-    parser.add_argument("--only", choices=("tiny_steps",), help="run this section alone")
+    parser.add_argument("--only", choices=("tiny_steps", "inplace_loop"), help="run this section alone")
     parser.add_argument("--cuda-only", action="store_true",
                         help="only the training workloads' overhead, on cuda:0 (a lent GPU's few minutes)")
     args = parser.parse_args(argv)
@@ -94,7 +96,10 @@ def main(argv: List[str] | None = None) -> int:
         f"{args.threads} torch threads)")
     if args.cuda_only and not torch.cuda.is_available():
         parser.error("--cuda-only: torch sees no CUDA device here")
-    if args.only == "tiny_steps":
+    if args.only == "inplace_loop":
+        results["overhead"] = {}
+        results["inplace_loop"] = {"cpu": inplace_loop.measure(shell, args.quick, repeats)}
+    elif args.only == "tiny_steps":
         results["overhead"] = {}
         results["tiny_steps"] = {} if args.cuda_only else {"cpu": tiny_steps.measure(shell, args.quick, repeats)}
         if torch.cuda.is_available():
@@ -102,6 +107,8 @@ def main(argv: List[str] | None = None) -> int:
     else:
         results["overhead"] = {} if args.cuda_only else {"cpu": overhead.measure(shell, args.quick, repeats)}
         results["tiny_steps"] = {} if args.cuda_only else {"cpu": tiny_steps.measure(shell, args.quick, repeats)}
+        if not args.cuda_only:
+            results["inplace_loop"] = {"cpu": inplace_loop.measure(shell, args.quick, repeats)}
         if torch.cuda.is_available():
             results["overhead"]["cuda"] = overhead.measure(shell, args.quick, repeats, device="cuda")
             results["tiny_steps"]["cuda"] = tiny_steps.measure(shell, args.quick, repeats, device="cuda")

@@ -36,6 +36,7 @@ from .lighttrack import LightTracker
 from .live import LiveWatch
 from .sources import Sources
 from .stephooks import ZERO_GRAD_OWNERS, ZeroGradWatch
+from .threadwatch import ThreadErrors
 
 _OWN_LINE_MAGICS = ("%gradcheck", "%gradfix", "%grad_device", "%load_ext", "%unload_ext", "%reload_ext")
 
@@ -66,6 +67,8 @@ class AlwaysOn:
         self._held_zero_grad: List[ZeroGradWatch] = []  # NB: and zero_grad's wrappers
         self._cells = 0
         self.cards = 0
+        self._number: Optional[int] = None  # In [k] of the watched cell under way
+        self._threads = ThreadErrors(shell, show, lambda: self._number if self._run is not None else None)
 
     # -- on and off --
 
@@ -79,6 +82,8 @@ class AlwaysOn:
             events.register("pre_run_cell", self._pre)
             events.register("post_run_cell", self._post)
             self._shell.showtraceback = _plain_tracebacks(self._shell, self)
+            self._threads.options = self._options
+            self._threads.install()
             self._held = LightTracker(None, records=False)  # NB: noted before it goes on: stop() takes it off
             self._held.install()
             for owner, params in ZERO_GRAD_OWNERS:
@@ -99,6 +104,7 @@ class AlwaysOn:
                 events.unregister(name, callback)
         if "showtraceback" in vars(self._shell):
             del self._shell.showtraceback  # NB: the class's method again
+        self._threads.uninstall()
         run, self._run, self._inner = self._run, None, 0
         self._inner_cells.clear()
         if run is not None:
@@ -111,7 +117,7 @@ class AlwaysOn:
             self._held_zero_grad.pop()
 
     def status(self) -> Status:
-        return Status(self._armed, self._options.quiet, self._cells, self.cards)
+        return Status(self._armed, self._options.quiet, self._cells, self.cards + self._threads.cards)
 
     @property
     def running(self) -> bool:
@@ -138,7 +144,8 @@ class AlwaysOn:
             run = Capture(self._options, filename=filename, source=raw,
                           sources=Sources(self._shell, (filename, number, raw)),
                           live=None if self._options.quiet else LiveWatch(self._shell.user_ns))
-            self._predicted = filename
+            self._predicted, self._number = filename, number
+            self._threads.cell_started()
             self._run = run  # NB: before its hooks go on: an interrupt on any line leaves them to _post or stop()
             run.__enter__()  # NB: takes off what it put on if it fails; then the cell runs unwatched
         except Exception:
@@ -157,6 +164,7 @@ class AlwaysOn:
             return
         run.close()  # NB: first, before anything here can fail; idempotent, finished again by stop()
         self._run = None
+        self._threads.cell_ended(self._number)
         exc = getattr(result, "error_in_exec", None)
         try:
             run.__exit__(type(exc) if exc is not None else None, exc, None)

@@ -37,6 +37,7 @@ from .stacks import TraceFilter
 from .lightfail import rebuild_failure
 from .lighttrack import WRAPPER_CODE, LightTracker
 from .provenance import Lineage
+from .samplerwatch import SamplerWatch
 from .tracker import OpLog, OpTracker
 
 TRACKER_CODE = frozenset({OpTracker.__torch_function__.__code__})  # NB: its frame is in every op's stack
@@ -70,6 +71,7 @@ class Capture:
         self._log: Optional[OpLog] = None
         self._steps: Optional[StepWatch] = None
         self._light: Optional[LightTracker] = None  # NB: fast mode's tracker: the failed op is rebuilt after
+        self._samplers: Optional[SamplerWatch] = None
         self._warnings: List[CapturedWarning] = []
         self.record: Optional[RunRecord] = None
         self.diagnoses: List[Diagnosis] = []
@@ -122,6 +124,9 @@ class Capture:
             undo.append(functools.partial(unregister_optimizer_hooks, steps))
             register_optimizer_step_pre_hook(steps.before)
             register_optimizer_step_post_hook(steps.after)
+            self._samplers = samplers = SamplerWatch(self._sources, self._filename)
+            undo.append(samplers.uninstall)
+            samplers.install()
             for owner, params in ZERO_GRAD_OWNERS:
                 cleared = ZeroGradWatch(owner, params, steps)
                 undo.append(cleared.uninstall)
@@ -200,7 +205,7 @@ class Capture:
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
             compiled=bool(log and log.compiled) or _through_compiled(exc),
-            lineage=log.lineage if log else None)
+            lineage=log.lineage if log else None, samplers=self._samplers.uses() if self._samplers else ())
 
 
 def _off_in_child() -> None:

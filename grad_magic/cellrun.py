@@ -9,6 +9,7 @@ cell is marked failed) after the card is shown.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import sys
 import tokenize
@@ -272,6 +273,9 @@ def report_watched(shell: Any, run: Capture, options: CaptureOptions) -> int:
         diagnoses = [d for d in diagnose(record, shell.user_ns) if d.kind != "generic"]
         if not diagnoses:
             return 0
+        note = getattr(run, "note", "")  # NB: a thread's card (threadwatch.py): which thread, which cell started it
+        if note:
+            diagnoses = [dataclasses.replace(d, notes=(note, *d.notes)) for d in diagnoses]
         state.remember(diagnoses)
         diagnoses, notes = after_live(diagnoses, run.live)  # NB: a kind shown live is not shown again
         cards = [d for d in diagnoses if not (d.severity == "warning" and options.quiet)]

@@ -2,7 +2,8 @@
 grad_fn (`total += loss`), a list of losses or outputs (`losses.append(loss)`), in the user's functions and
 methods. Asked by the step watch (stepwatch.StepLook) at each step, with the user frames it walked.
 
-Reads frame locals, `__dict__`s of the user's own objects (`self.losses`) and at most MAX_GRAPH grad_fn nodes:
+Reads frame locals, `__dict__`s of the user's own objects (`self.losses`; an object the cell names, two levels
+down: `metrics.track.totals['loss']`) and at most MAX_GRAPH grad_fn nodes:
 no user code runs, no tensor data is read; keeps ids and autograd's own node numbers only. Records are plain data.
 
 A graph grew when the newest value's graph holds the node the previous step's value had: nodes are known by
@@ -24,6 +25,8 @@ from .names import instance_dict, type_is, user_object
 from .record import GrowingLocal
 
 MAX_NAMES = 256  # names looked at per frame
+MAX_ITEMS = 16  # entries of a dict an object holds looked at
+DEPTH = 2  # user objects looked into from a name the cell's code spells (`metrics.losses_track.train_losses`)
 MAX_GRAPH = 32  # grad_fn nodes looked at to tell that a graph grew from the previous step's
 GROWTH = 1  # steps in a row a local must have grown before it is reported: its graph reached into the step before
 
@@ -71,6 +74,10 @@ def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
         values = list(map(globs.get, names))
         keep = list(map(issubclass, map(type, values), itertools.repeat(_HOLDERS)))
         yield from zip(itertools.compress(names, keep), itertools.compress(values, keep))
+        # NB: what a tracker object the cell names holds (`metrics.losses[k] += ...`), MAX_NAMES in all
+        held = (pair for name, value in zip(names, values) if not issubclass(type(value), _HOLDERS)
+                and user_object(value) for pair in _held_by(name, value, DEPTH))
+        yield from itertools.islice(held, MAX_NAMES)
         return
     for name, value in list(frame.f_locals.items())[:MAX_NAMES]:
         if name == "self" and user_object(value):
@@ -79,6 +86,22 @@ def _locals_with_graphs(frame: FrameType) -> Iterator[Tuple[str, Any]]:
                     yield f"self.{attr}", inner
         elif type_is(value, (torch.Tensor, list)):
             yield name, value
+
+
+def _held_by(path: str, obj: Any, depth: int) -> Iterator[Tuple[str, Any]]:
+    """What a user's object holds that may grow a graph: its tensors and lists, the tensors of its dicts
+    (`self.train_losses[key] += loss[key]`), and so on in the user objects it holds, `depth` levels down."""
+    for attr, inner in list((instance_dict(obj) or {}).items())[:MAX_NAMES]:
+        if not isinstance(attr, str) or attr.startswith("__"):
+            continue
+        if type_is(inner, _HOLDERS):
+            yield f"{path}.{attr}", inner
+        elif type_is(inner, dict):
+            for key, item in list(inner.items())[:MAX_ITEMS]:
+                if type_is(item, torch.Tensor) and type_is(key, (str, int)):
+                    yield f"{path}.{attr}[{key!r}]", item
+        elif depth > 1 and user_object(inner):
+            yield from _held_by(f"{path}.{attr}", inner, depth - 1)
 
 
 def _graph_of(value: Any) -> Optional[torch.Tensor]:

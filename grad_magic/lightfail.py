@@ -17,7 +17,7 @@ from typing import Any, Iterable, List, Tuple
 
 import torch
 
-from .lighttrack import WRAPPER_CODE, tensors_in
+from .lighttrack import tensors_in
 from .names import instance_dict
 from .record import OpEvent
 from .tracker import TORCH_DIR, OpLog, snapshot
@@ -85,13 +85,9 @@ def _failed_call(entries: List[Any]) -> Tuple[str, List[torch.Tensor]]:
 
 
 def _raised_here(exc: BaseException, log: OpLog) -> bool:
-    """Whether the last failed event is this exception's (an in-place wrapper recorded it as it raised)."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code is WRAPPER_CODE:
-            return True
-        tb = tb.tb_next
-    return False
+    """Whether the last failed event is this exception's (an in-place wrapper recorded it as it raised; its
+    frame is not in the traceback)."""
+    return log.wrapped_failure is exc
 
 
 def _arguments(frame: Any) -> List[torch.Tensor]:

@@ -42,6 +42,7 @@ import torch
 import torch.nn.functional
 
 from .record import OpEvent
+from .repeats import REPEATS
 from .tracker import (TORCH_DIR, InPlaceEvent, OpLog, compiled_region, compiling, dynamo_compiling,
                       producer_before, snapshot)
 
@@ -126,6 +127,7 @@ _RECORDING: List["LightTracker"] = []
 
 
 def _recount() -> None:
+    REPEATS.flush()  # NB: a step (or a capture) between two calls ends their run: the next is recorded in full
     if len(_ACTIVE) == 1:  # NB: the usual case, twice a step (a step pauses, then resumes)
         one = _ACTIVE[0]
         _RECORDING[:] = () if one.closed or one.log.paused else (one,)
@@ -187,6 +189,7 @@ class LightTracker:
             setattr(patch.owner, patch.name, patch.wrapper)
 
     def uninstall(self) -> None:
+        REPEATS.flush()  # NB: while this tracker still records: a run's last call goes in its log
         self.closed = True
         for i in range(len(_ACTIVE) - 1, -1, -1):
             if _ACTIVE[i] is self:
@@ -201,17 +204,21 @@ class LightTracker:
             mine[i] = 0
             i = mine.rfind(1, 0, i)
 
-    def record(self, name: str, caller: Any, args: tuple, kwargs: dict, failed: bool) -> None:
-        """One event in the log; never raises (watching never changes what the user's code does or raises)."""
+    def record(self, name: str, caller: Any, args: tuple, kwargs: dict,
+               failed: Optional[BaseException] = None) -> Optional[InPlaceEvent]:
+        """One event in the log (`failed`: the error the call raised); never raises (watching never changes what
+        the user's code does or raises). The in-place event it added, if any."""
         if self.closed:
-            return
+            return None
         log = self.log
         try:
-            if failed:
+            if failed is not None:
+                REPEATS.flush()
                 shots = tuple(snapshot(t) for value in (*args, *kwargs.values()) for t in tensors_in(value))
                 lineno, frames = log.user_site()
                 log.add(log.failed, OpEvent(name, lineno, shots[:16], "raised", frames=frames))
-                return
+                log.wrapped_failure = failed  # NB: lightfail rebuilds no other record of it
+                return None
             functional = caller.co_filename == _FUNCTIONAL_FILE
             how = "inplace=True" if functional else "setitem" if name == "__setitem__" else "method"
             shots, producers = (), ()
@@ -222,10 +229,13 @@ class LightTracker:
                     producers += (producer_before(t),)
             lineno, frames = log.user_site()
             modules = log.modules_on_stack() if functional else ()
-            log.add(log.inplace, InPlaceEvent(caller.co_name if functional else name, lineno, shots, how,
-                                              frames=frames, producers=producers, modules=modules))
+            event = InPlaceEvent(caller.co_name if functional else name, lineno, shots, how, frames=frames,
+                                 producers=producers, modules=modules)
+            log.add(log.inplace, event)
+            return event
         except Exception:  # NB: e.g. a tensor subclass whose metadata raises
             log.dropped += 1
+        return None
 
 
 def _trackers() -> List[LightTracker]:
@@ -238,38 +248,53 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
     # NB: torch hands a Tensor subclass's `__torch_function__` (and a mode's) the attribute it finds on
     # torch.Tensor: this wrapper. A call that torch would dispatch there is dispatched here instead, with torch's
     # own function (`handle_torch_function`), so a table keyed by `torch.Tensor.add_` still finds its handler.
+    # NB: one frame, no helper (a helper's frame would be the innermost where torch warns); an error leaves it
+    # without this frame in its traceback (bare `raise` adds none): `format_exc()` in the cell reads as plain.
     def inplace(*args: Any, **kwargs: Any) -> Any:
-        # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
-        if dynamo_compiling():
-            return original(*args, **kwargs)
-        if not _RECORDING:
-            return original(*args, **kwargs) if not _has_torch_function(args) else \
-                _handle_torch_function(original, args, *args, **kwargs)
         try:
-            caller = _getframe(1).f_code
-        except ValueError:  # NB: called from torch's autograd worker thread with no Python frame under it
-            return original(*args, **kwargs) if not _has_torch_function(args) else \
-                _handle_torch_function(original, args, *args, **kwargs)
-        trackers = _trackers()
-        untracked = caller.co_filename.startswith(TORCH_DIR) and not (
-            kernel and caller.co_filename == _FUNCTIONAL_FILE) or not trackers or compiling()
-        if not untracked and compiled_region(_getframe(1)):
-            for tracker in trackers:
-                tracker.log.compiled += 1  # NB: the card says that compiled code ran untracked
-            untracked = True
-        if untracked:
-            return original(*args, **kwargs) if not _has_torch_function(args) else \
-                _handle_torch_function(original, args, *args, **kwargs)
-        try:  # NB: inline, not in a helper: one frame of ours in a traceback, the one capture.HIDDEN_CODE hides
-            result = original(*args, **kwargs) if not _has_torch_function(args) else \
-                _handle_torch_function(original, args, *args, **kwargs)
-        except Exception:
-            for tracker in trackers:
-                tracker.record(name, caller, args, kwargs, failed=True)
+            # NB: dynamo's check first: dynamo traces this frame to the bare call, guarding on nothing of ours
+            if dynamo_compiling() or not _RECORDING:
+                return original(*args, **kwargs) if not _has_torch_function(args) else \
+                    _handle_torch_function(original, args, *args, **kwargs)
+            try:
+                frame = _getframe(1)
+            except ValueError:  # NB: called from torch's autograd worker thread with no Python frame under it
+                return original(*args, **kwargs) if not _has_torch_function(args) else \
+                    _handle_torch_function(original, args, *args, **kwargs)
+            repeats = REPEATS
+            if frame.f_lasti == repeats.lasti and frame.f_code is repeats.code and args and \
+                    args[0] is repeats.target() and repeats.thread == get_ident():
+                repeats.count += 1
+                if repeats.count & (repeats.count - 1):  # NB: not a power of two: counted, not recorded
+                    return original(*args, **kwargs) if not _has_torch_function(args) else \
+                        _handle_torch_function(original, args, *args, **kwargs)
+            caller = frame.f_code
+            trackers = _trackers()
+            untracked = caller.co_filename.startswith(TORCH_DIR) and not (
+                kernel and caller.co_filename == _FUNCTIONAL_FILE) or not trackers or compiling()
+            if not untracked and compiled_region(frame):
+                for tracker in trackers:
+                    tracker.log.compiled += 1  # NB: the card says that compiled code ran untracked
+                untracked = True
+            if untracked:
+                return original(*args, **kwargs) if not _has_torch_function(args) else \
+                    _handle_torch_function(original, args, *args, **kwargs)
+            try:
+                result = original(*args, **kwargs) if not _has_torch_function(args) else \
+                    _handle_torch_function(original, args, *args, **kwargs)
+            except Exception as error:
+                for tracker in trackers:
+                    tracker.record(name, caller, args, kwargs, failed=error)
+                raise
+            events = tuple((t, e) for t in trackers for e in (t.record(name, caller, args, kwargs),) if e)
+            if events and args:
+                repeats.start(frame, args[0], events)
+            return result
+        except BaseException as error:
+            tb = error.__traceback__
+            if tb is not None and tb.tb_frame is _getframe(0):
+                error.__traceback__ = tb.tb_next  # NB: the bare raise below adds no entry for this frame
             raise
-        for tracker in trackers:
-            tracker.record(name, caller, args, kwargs, failed=False)
-        return result
 
     inplace.__name__ = inplace.__qualname__ = getattr(original, "__name__", name)
     inplace.__doc__ = getattr(original, "__doc__", None)

@@ -10,6 +10,7 @@ recorded with those modules, innermost first, so a rule can name the module that
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ dynamo_compiling = getattr(torch.compiler, "is_dynamo_compiling", compiling)
 TORCH_DIR = os.path.dirname(torch.__file__) + os.sep  # NB: a frame there is torch's own
 _BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _DYNAMO_DIR = os.path.join(TORCH_DIR, "_dynamo") + os.sep
+_OVERRIDES_FILE = torch.overrides.__file__
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class OpLog:
         self.on_pause: Optional[Callable[[], None]] = None  # NB: told each time `paused` changes (lighttrack.py)
         self.compiled = 0  # in-place ops of torch.compile'd code the trackers stepped aside for
         self.dropped = 0
+        self.wrapped_failure: Optional[BaseException] = None  # NB: the error an in-place wrapper recorded as it raised
         self.lineage: Optional[Lineage] = None  # NB: full mode: where each tensor the run made came from
 
     def pause(self, by: int) -> None:
@@ -180,11 +183,17 @@ class OpTracker(TorchFunctionMode):
                 result = self._anomaly.call_without_nan_check(func, args, kwargs or {})
             else:
                 result = func(*args, **kwargs) if kwargs else func(*args)
-        except Exception:
+        except Exception as error:
             try:
                 self._record_failure(func, args, kwargs or {})
             except Exception:  # NB: watching never changes what the user's code does or raises
                 self._log.dropped += 1
+            tb, here = error.__traceback__, sys._getframe(0)
+            # NB: the bare raise adds no entry: the cell's format_exc() as plain. Kept where torch's Python
+            # dispatch called this frame (Tensor.backward): stacks.without_dispatch drops it with torch's frames
+            if tb is not None and tb.tb_frame is here and (here.f_back is None or
+                                                            here.f_back.f_code.co_filename != _OVERRIDES_FILE):
+                error.__traceback__ = tb.tb_next
             raise
         if not self._log.paused:
             try:

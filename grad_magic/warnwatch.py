@@ -12,6 +12,14 @@ Anomaly mode's report where the anomaly mode is grad_magic's alone (`%%gradcheck
 not) is not warned again: a plain cell never prints it; the card folds it in (its forward line named, the raw
 trace in a collapsed detail).
 
+NB: a "default" filter marks the warning's place in its module's `__warningregistry__`, and warnings' C code
+drops a warning whose place is marked before any filter is asked: torch's evidence at a line the user's
+filters showed once would never reach our filter again. So while a run lasts, the marks the user's filters set
+for torch's non-leaf `.grad` warning (one text, so a mark per line, MAX_WARNINGS at most) are held aside
+(`_HELD`): a warning at a held mark is recorded and not shown, as a plain cell would not show it, and the marks
+go back in their registries when the run ends. (Anomaly mode's reports are marked as Python marks them: each
+one's text is its own forward trace.)
+
 NB: the filters are never replaced and their version is never bumped (`warnings._filters_mutated`): a
 bump empties every module's once-registry, and each "default" warning the user has seen would fire again.
 Our filter is inserted and removed in place; a filter the cell adds goes in front of it and it is moved
@@ -43,7 +51,9 @@ _DISPATCH_FILES = frozenset({torch.overrides.__file__})
 _WARNINGS_FILES = frozenset({warnings.__file__, getattr(sys.modules.get("_py_warnings"), "__file__", None)})
 # NB: torch's wordings (torch/csrc/autograd/python_anomaly_mode.cpp; TensorBody.h), read by the rules
 EVIDENCE = re.compile(r"Error detected in \w+\. |The \.grad attribute of a Tensor that is not a leaf Tensor")
+NON_LEAF = re.compile(r"The \.grad attribute of a Tensor that is not a leaf Tensor")
 _MUTATED = ("_filters_mutated", "_filters_mutated_lock_held")  # NB: called after each change of the filters
+_SHOW = "_showwarnmsg"  # NB: what shows a warning the filters let through, whoever records it
 MAX_WARNINGS = 1000
 
 
@@ -64,12 +74,14 @@ class WarningRecorder:
         self._armed: Optional[Tuple[int, str]] = None  # (thread, text) of the warning our filter just let through
         self._passing: Set[int] = set()  # threads warning again through the user's filters
         self._evidence: Set[Tuple[str, str, int]] = set()  # (text, file, line) of torch's evidence recorded
+        self._misplaced: Dict[int, FrameType] = {}  # thread -> the tracker's frame torch just warned at
         # NB: evidence a plain cell would never have raised (anomaly mode's report, where the anomaly mode is
         # grad_magic's alone): recorded for the card, which folds it in, and not shown
         self.folded: Callable[[str], bool] = lambda text: False
         self.closed = False
 
     def install(self) -> None:
+        _HELD.hold()
         warnings.showwarning = self
         warnings.filters.insert(0, self._filter)
         for name in _MUTATED:
@@ -83,9 +95,13 @@ class WarningRecorder:
         for name, original in self._mutated.items():
             if isinstance(getattr(warnings, name, None), _KeepFirst) and getattr(warnings, name).recorder is self:
                 setattr(warnings, name, original)
+        shown = getattr(warnings, _SHOW, None)
+        if isinstance(shown, _Relocated) and shown.recorder is self:  # NB: a misplaced warning never shown
+            setattr(warnings, _SHOW, shown.original)
         _remove(warnings.filters, self._filter)
         if warnings.showwarning is self:  # NB: a cell that set its own showwarning keeps it
             warnings.showwarning = self._shown
+        _HELD.put_back()
 
     def keep_first(self) -> None:
         """Our filter back in front of the user's (after the cell changed them), the filters' version untouched."""
@@ -100,6 +116,42 @@ class WarningRecorder:
         if self.closed or warnings.showwarning is not self or me in self._passing or not EVIDENCE.match(text):
             return False
         self._armed = (me, text)
+        return True
+
+    def misplaced(self, frame: FrameType) -> bool:
+        """Our filter's test, for a warning torch raised where the innermost Python frame is a tracker's (`frame`):
+        let through ("always": judged by no filter, no registry touched yet) to `_Relocated`, which warns it
+        again at the user's line."""
+        original = getattr(warnings, _SHOW, None)
+        if self.closed or not callable(original):
+            return False
+        self._misplaced[threading.get_ident()] = frame
+        if not isinstance(original, _Relocated):  # NB: for this warning only: _Relocated puts it back first
+            setattr(warnings, _SHOW, _Relocated(self, original))
+        return True
+
+    def relocate(self, msg: Any) -> bool:
+        """The warning once more where it belongs (the first frame under the trackers'), through every filter,
+        with that frame's module and registry, as torch's warning is judged in a plain cell; False when it is
+        not one `misplaced` let through."""
+        frame = self._misplaced.pop(threading.get_ident(), None)
+        if frame is None or msg.filename != frame.f_code.co_filename:
+            return False
+        while frame is not None and frame.f_code in _TRACKER_CODES:
+            frame = frame.f_back
+        if frame is None:
+            return False
+        scope = frame.f_globals
+        module = scope.get("__name__")
+        registry = scope.setdefault("__warningregistry__", {}) if isinstance(scope, dict) else None
+        try:
+            warnings.warn_explicit(msg.message, msg.category, frame.f_code.co_filename, frame.f_lineno,
+                                   **_module_of(module), registry=registry, module_globals=scope)
+        except BaseException as error:  # NB: a filter's "error": raised as from the user's line, no frame of ours
+            tb = error.__traceback__
+            if tb is not None and tb.tb_frame is sys._getframe(0):
+                error.__traceback__ = tb.tb_next
+            raise
         return True
 
     def __call__(self, message, category, filename, lineno, file=None, line=None) -> None:
@@ -138,10 +190,67 @@ class WarningRecorder:
         me = threading.get_ident()
         self._passing.add(me)
         try:
-            warnings.warn_explicit(message, category, filename, lineno,
-                                   module if isinstance(module, str) else None, registry)
+            if NON_LEAF.match(str(message)):  # NB: one text at every line: its marks held (see _HeldMarks)
+                _HELD.warn(message, category, filename, lineno, **_module_of(module), registry=registry)
+            else:  # NB: anomaly mode's report: its text is its own forward trace, marked as Python marks it
+                warnings.warn_explicit(message, category, filename, lineno, **_module_of(module), registry=registry)
         finally:
             self._passing.discard(me)
+
+
+class _HeldMarks:
+    """The once-registry marks the user's filters set for torch's evidence, held out of their registries while
+    runs last (see the module's NB), and put back when the last run ends."""
+
+    def __init__(self) -> None:
+        self._marks: Dict[int, Tuple[Dict[Any, Any], Set[Any]]] = {}  # id(registry) -> (registry, its keys)
+        self._runs = 0
+        self._lock = threading.Lock()
+
+    def hold(self) -> None:
+        with self._lock:
+            self._runs += 1
+            for registry, keys in self._marks.values():
+                for key in keys:
+                    registry.pop(key, None)
+
+    def put_back(self) -> None:
+        with self._lock:
+            self._runs = max(0, self._runs - 1)
+            if self._runs:
+                return
+            for registry, keys in self._marks.values():
+                for key in keys:
+                    registry[key] = True  # NB: stale after a change of the filters, as warnings' own marks are
+
+    def warn(self, message: Any, category: Any, filename: str, lineno: int,
+             registry: Optional[Dict[Any, Any]] = None, **kwargs: Any) -> None:
+        """`warnings.warn_explicit` of torch's evidence, through the user's filters, the registry's mark held aside."""
+        if not isinstance(registry, dict):
+            warnings.warn_explicit(message, category, filename, lineno, registry=registry, **kwargs)
+            return
+        held = self._marks.get(id(registry))
+        key = (str(message), type(message) if isinstance(message, Warning) else category, lineno)
+        if held is not None and held[0] is registry and key in held[1]:
+            return  # NB: shown once at this place already: a plain cell's registry drops it
+        before = set(registry)
+        try:
+            warnings.warn_explicit(message, category, filename, lineno, registry=registry, **kwargs)
+        finally:
+            marked = [k for k in registry if k not in before and k != "version" and registry.get(k)]
+            if marked and sum(len(keys) for _, keys in self._marks.values()) < MAX_WARNINGS:
+                with self._lock:
+                    if held is None or held[0] is not registry:
+                        held = self._marks[id(registry)] = (registry, set())
+                    for k in marked:
+                        # NB: the place's mark, which drops a warning before the filters ("module" and "once"
+                        # add (text, category) marks, which are the filters' to read)
+                        if isinstance(k, tuple) and len(k) == 3 and k[2] == lineno:
+                            held[1].add(k)
+                            registry.pop(k, None)
+
+
+_HELD = _HeldMarks()
 
 
 class _Evidence:
@@ -153,6 +262,10 @@ class _Evidence:
     pattern = EVIDENCE.pattern  # NB: for code that lists the filters' patterns
 
     def match(self, text: str) -> bool:
+        # NB: called by warnings' C code: the frame under this one is where torch's warning was raised
+        frame = frame_at(1)
+        if frame is not None and frame.f_code in _TRACKER_CODES and self._recorder.misplaced(frame):
+            return True
         return self._recorder.arm(text)
 
     def __repr__(self) -> str:
@@ -171,6 +284,39 @@ class _KeepFirst:
         return result
 
 
+class _Relocated:
+    """`warnings._showwarnmsg` (what shows a warning after the filters, whoever records it:
+    `catch_warnings(record=True)` too) for one warning our filter let through from a tracker's frame: put back
+    first, then the warning warned again at the user's line instead."""
+
+    def __init__(self, recorder: WarningRecorder, original: Callable[[Any], Any]) -> None:
+        self.recorder, self.original = recorder, original
+
+    def __call__(self, msg: Any) -> Any:
+        if getattr(warnings, _SHOW, None) is self:
+            setattr(warnings, _SHOW, self.original)
+        try:
+            if self.recorder.relocate(msg):
+                return None
+        except BaseException as error:
+            tb = error.__traceback__
+            if tb is not None and tb.tb_frame is sys._getframe(0):
+                error.__traceback__ = tb.tb_next
+            raise
+        return self.original(msg)
+
+
+# NB: between warnings' frames and the one a warning was raised in
+_RELOCATING_CODES = frozenset({_Relocated.__call__.__code__, WarningRecorder.relocate.__code__,
+                               _HeldMarks.warn.__code__})
+
+
+def _module_of(module: Any) -> Dict[str, str]:
+    """warn_explicit's `module` argument: left out unless a name, so that warnings derives it from the file name
+    (an explicit None makes CPython 3.11's warn_explicit show nothing at all)."""
+    return {"module": module} if isinstance(module, str) else {}
+
+
 def _remove(filters: Any, item: Tuple[Any, ...]) -> None:
     """Every occurrence of `item` (by identity: `list.remove` compares by value) taken out, in place."""
     if isinstance(filters, list):
@@ -183,7 +329,7 @@ def _remove(filters: Any, item: Tuple[Any, ...]) -> None:
 
 def _warning_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
     """The frame a warning was raised in: the first outside the `warnings` module."""
-    while frame is not None and frame.f_code.co_filename in _WARNINGS_FILES:
+    while frame is not None and (frame.f_code.co_filename in _WARNINGS_FILES or frame.f_code in _RELOCATING_CODES):
         frame = frame.f_back
     return frame
 
@@ -209,4 +355,5 @@ def _site_of_tracked_call(frame: Optional[FrameType], filename: str, lineno: int
 
 # NB: the recorder's frames in the traceback of a warning the user's filters turned into an error
 # (`simplefilter("error")`); `stacks.without_dispatch` drops them with `warnings`' own on the way to them
-RECORDER_CODE = frozenset({WarningRecorder.__call__.__code__, WarningRecorder._warn_again.__code__})
+RECORDER_CODE = frozenset({WarningRecorder.__call__.__code__, WarningRecorder._warn_again.__code__,
+                           _HeldMarks.warn.__code__})

@@ -3,7 +3,8 @@
     .venv/bin/python scripts/corpus_report.py [--readme] [notebook ...]
     .venv/bin/python scripts/corpus_report.py --ledger BATCH notebook-or-folder ...
 
-`--readme` also writes the figures into README.md between its corpus markers. `--ledger BATCH` scores a batch of
+`--readme` also writes the totals into README.md between its corpus markers, and the rest (the cases without a fix
+or a culprit, the per-kind table) into docs/EVALUATION.md between its corpus-details markers. `--ledger BATCH` scores a batch of
 new cases (a folder of notebooks: tests/notebooks_blind/<batch>) and appends its figures, with the date and the
 commit, to docs/LEDGER.md: run it once, on the batch's first run, before any rule changes for it.
 """
@@ -20,11 +21,24 @@ sys.path.insert(0, str(ROOT / "tests"))
 import ledger  # noqa: E402
 from corpus import Figures, cases, evaluate_all, kind_table, problems, runs_clean  # noqa: E402
 
-START, END = "<!-- corpus figures -->", "<!-- /corpus figures -->"
+START, END = "<!-- corpus figures -->", "<!-- /corpus figures -->"  # README.md: the totals
+DETAILS_START, DETAILS_END = "<!-- corpus details -->", "<!-- /corpus details -->"  # docs/EVALUATION.md
 
 
 def percent(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f} %)" if whole else "0/0"
+
+
+def write_block(path: Path, start: str, end: str, block: str) -> bool:
+    """Replace what lies between the markers `start` and `end` of `path` by `block`."""
+    text = path.read_text(encoding="utf-8")
+    text, n = re.subn(re.escape(start) + ".*?" + re.escape(end), lambda m: f"{start}\n{block}\n{end}", text,
+                      flags=re.S)
+    if n != 1:
+        print(f"{path.relative_to(ROOT)} has no {start} … {end} block", file=sys.stderr)
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def main(argv: list) -> int:
@@ -44,15 +58,15 @@ def main(argv: list) -> int:
     unfixed = [o.path.stem for o in done if o.fixable and not o.fix_proposed]
     unnamed = [o.path.stem for o in done if not o.culprit_named]
     none = [o for o in done if not o.fixable]
-    figures += "".join([
-        f"\n- no certain fix ({len(none)}; each case says why in `no_fix_because`): "
+    figures += (f"\n\nMeasured {date.today().isoformat()} by `scripts/corpus_report.py`; CI measures again on every "
+                "run (`tests/test_notebooks.py`; floors: kind 95 %, culprit 90 %, fix 85 %, every proposed fix clean).")
+    details = "".join([
+        f"- no certain fix ({len(none)}; each case says why in `no_fix_because`): "
         + (", ".join(f"`{o.path.stem}`" for o in none) or "none"),
         "\n- a certain fix exists but none was proposed: " + (", ".join(f"`{n}`" for n in unfixed) or "none"),
         "\n- culprit not named at its cell and line: " + (", ".join(f"`{n}`" for n in unnamed) or "none"),
-        f"\n\nMeasured {date.today().isoformat()} by `scripts/corpus_report.py`; CI measures again on every run "
-        "(`tests/test_notebooks.py`; floors: kind 95 %, culprit 90 %, fix 85 %, every proposed fix clean).",
         "\n\n" + kind_table(done)])
-    print(figures + "\n")
+    print(figures + "\n\n" + details + "\n")
     print("| notebook | kind | card | culprit | fix |\n|---|---|---|---|---|")
     for o in outcomes.values():
         card = o.card["kind"] if o.card else "—"
@@ -66,14 +80,10 @@ def main(argv: list) -> int:
     if batch is not None:
         ledger.append_row(ledger.Row.of(batch, f, done))
     if "--readme" in argv:
-        readme = ROOT / "README.md"
-        text = readme.read_text(encoding="utf-8")
-        block = f"{START}\n{figures}\n{END}"
-        text, n = re.subn(re.escape(START) + ".*?" + re.escape(END), lambda m: block, text, flags=re.S)
-        if n != 1:
-            print(f"README.md has no {START} … {END} block", file=sys.stderr)
-            return 1
-        readme.write_text(text, encoding="utf-8")
+        for path, (start, end), block in ((ROOT / "README.md", (START, END), figures),
+                                          (ROOT / "docs" / "EVALUATION.md", (DETAILS_START, DETAILS_END), details)):
+            if not write_block(path, start, end, block):
+                return 1
     return 1 if failing else 0
 
 

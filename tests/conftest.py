@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import warnings
 
@@ -46,6 +47,16 @@ def global_state() -> dict:
         "anomaly_trace": torch.fx.traceback.format_stack,
         "zero_grad": (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad),
     }
+
+
+@pytest.fixture(autouse=True)
+def working_directory_is_restored():
+    """A case's setup may chdir (the article loads 'model.pth' from the working directory): put back after each
+    test, so that no later test of the same worker runs elsewhere."""
+    here = os.getcwd()
+    yield
+    if os.getcwd() != here:
+        os.chdir(here)
 
 
 @pytest.fixture(autouse=True)

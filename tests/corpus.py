@@ -204,7 +204,7 @@ KIND_TABLE_HEAD = "| kind | real cases | with a certain fix | fix proposed | run
 
 
 def kind_table(outcomes: List[Outcome]) -> str:
-    """The README's per-kind table: how many of each kind's real cases get a fix, and how many of those run
+    """The per-kind table (docs/EVALUATION.md): how many of each kind's real cases get a fix, and how many of those run
     clean (the share of fixes proposed is over the cases with a certain fix)."""
     rows = [KIND_TABLE_HEAD, "|---|---|---|---|---|"]
     for kind, f in by_kind(outcomes).items():
@@ -212,10 +212,10 @@ def kind_table(outcomes: List[Outcome]) -> str:
     return "\n".join(rows)
 
 
-def readme_kind_rows(readme: str) -> Dict[str, Tuple[int, int, int]]:
-    """kind -> (cases, with a certain fix, fix proposed) as the README's per-kind table says."""
+def kind_rows(page: str) -> Dict[str, Tuple[int, int, int]]:
+    """kind -> (cases, with a certain fix, fix proposed) as the per-kind table of a page (docs/EVALUATION.md) says."""
     rows: Dict[str, Tuple[int, int, int]] = {}
-    lines = readme.splitlines()
+    lines = page.splitlines()
     if KIND_TABLE_HEAD not in lines:
         return rows
     for line in lines[lines.index(KIND_TABLE_HEAD) + 2:]:

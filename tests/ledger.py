@@ -3,7 +3,7 @@ it, with the date and the commit it was scored at. A figure measured on cases th
 development figure; these are the product's.
 
 Written by scripts/corpus_report.py (`--ledger BATCH`, a batch of bug notebooks) and scripts/healthy_report.py
-(the healthy corpus: false cards). Read by tests/test_ledger.py and the README.
+(the healthy corpus: false cards). Read by scripts/readme_tables.py: the README shows the newest rows.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "tiny_steps", "compile_time", "time_to_card", "grad_device", "load")
+SECTIONS = ("overhead", "tiny_steps", "inplace_loop", "compile_time", "time_to_card", "grad_device", "load")
 
 
 def numbers(value):

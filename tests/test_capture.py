@@ -10,6 +10,7 @@ import grad_magic
 from grad_magic import CaptureOptions, capture
 from grad_magic.capture import Capture
 from gm_shell import run
+from package_paths import in_package
 
 
 def test_anomaly_detection_is_on_inside_and_restored_after():
@@ -341,7 +342,7 @@ def test_anomaly_traces_read_as_in_a_plain_cell(shell, cell):
     plain = _forward_trace(shell, "import torch\nwith torch.autograd.detect_anomaly():\n" + "".join(
         "    " + line + "\n" for line in cell.splitlines()))
     checked = _forward_trace(shell, "%%gradcheck\n" + cell, folded=True)
-    assert checked and not [f for f, _ in checked if "grad_magic" in f or f.endswith("overrides.py") or
+    assert checked and not [f for f, _ in checked if in_package(f) or f.endswith("overrides.py") or
                             f.endswith("interactiveshell.py") and _ == "run_cell_magic"], checked
     assert checked == plain
     assert torch.fx.traceback.format_stack is not None and \

@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 
 import grad_magic
 from gm_shell import displayed, run
+from package_paths import in_package, shows_package_frames
 
 FAILING = textwrap.dedent("""\
     %%gradcheck
@@ -96,7 +97,7 @@ def test_a_torch_error_has_the_traceback_of_a_plain_cell(shell, body, options):
     run(shell, f"%%gradcheck{options}\nimport torch\n" + body)
     checked = _inward_from_cell(sys.last_traceback)
     assert checked == plain
-    assert not [f for f, _, _ in checked if "grad_magic" in f or f.endswith("overrides.py")], checked
+    assert not [f for f, _, _ in checked if in_package(f) or f.endswith("overrides.py")], checked
 
 
 def test_the_whole_traceback_is_a_plain_cells_with_no_magic_call_line(shell, capsys):
@@ -229,7 +230,7 @@ def test_syntax_error_is_a_plain_cells_with_the_editor_line(shell, capsys):
     assert displayed(shell) == []  # Python's own message says it all
     shown, plain_shown = (_cell_named(o.out + o.err) for o in (out, plain_out))
     assert shown == plain_shown
-    assert "grad_magic" not in shown and "run_cell_magic" not in shown
+    assert not shows_package_frames(shown) and "run_cell_magic" not in shown
 
 
 def test_unknown_option_is_a_usage_error_and_runs_nothing(shell):

@@ -150,7 +150,7 @@ for module in pkgutil.walk_packages(grad_magic.__path__, "grad_magic."):
     try:
         importlib.import_module(module.name)
     except ImportError as error:
-        ours = [f for f in traceback.extract_tb(error.__traceback__) if "grad_magic" in f.filename]
+        ours = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(grad_magic.__path__[0])]
         failed.add(f"{ours[-1].filename}:{ours[-1].lineno}: {ours[-1].line}" if ours else f"{module.name}: {error}")
 from IPython.core.interactiveshell import InteractiveShell
 if not failed:
@@ -201,7 +201,7 @@ def test_a_wheel_without_npm_and_without_a_build_fails_saying_what_to_install(tm
 
 @pytest.mark.slow
 def test_building_without_the_extension_on_purpose_needs_no_node_and_says_so(tmp_path):
-    """The README's Colab install line: GRAD_MAGIC_SKIP_LABEXTENSION=1, and no node on the machine."""
+    """The Colab install line (docs/FRONTENDS.md): GRAD_MAGIC_SKIP_LABEXTENSION=1, and no node on the machine."""
     clone = _clone(tmp_path)
     done = _pip_wheel(clone, tmp_path / "out", str(Path(sys.executable).parent),
                       GRAD_MAGIC_SKIP_LABEXTENSION="1")

@@ -1,9 +1,11 @@
-"""The README's promises that code can check: its table of kinds is the registry's, and every code block runs.
+"""The README's promises that code can check: a five-minute read, its tables are their sources', every code
+block runs -- its own and those of the pages moved out of it (PAGES).
 
-Every code block is fenced with its language. `python` blocks run in order, one cell each, in an IPython
-shell, as a reader would type them into a notebook (the first example must give its card, not a
-NameError). `bash` lines each have a test that runs them (SHELL_COMMANDS says which; CI runs the test
-command itself, from .ci/run). `text` is for the layout, which is not code.
+The README is at most 200 lines, with no placeholder a reader cannot copy, and every file it links to exists.
+Every code block is fenced with its language. `python` blocks run in order (the README's, then each page's),
+one cell each, in an IPython shell, as a reader would type them into a notebook (the first example must give
+its card, not a NameError). `bash` lines each have a test that runs them (SHELL_COMMANDS says which; CI runs
+the test command itself, from .ci/run). `text` is for the layout (docs/DEVELOPING.md), which is not code.
 """
 from __future__ import annotations
 
@@ -19,16 +21,23 @@ from typing import List, NamedTuple
 import pytest
 
 import grad_magic
+import ledger
 from gm_shell import displayed, run
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-TEST_COMMAND = "bash scripts/setup.sh && .venv/bin/python -m pytest -q"
+# The pages that hold what the README held before it was cut to a five-minute read (issue 33)
+PAGES = [ROOT / "docs" / name for name in ("USAGE.md", "FRONTENDS.md", "JSON.md", "EVALUATION.md", "BENCHMARKS.md",
+                                           "RELIABILITY.md", "DEVELOPING.md")]
+MAX_LINES = 200
+PLACEHOLDERS = ("OWNER/REPO", "<repository URL>", "<address>", "TODO", "FAST_TIER_TIME")
+TEST_COMMAND = "bash scripts/setup.sh && .venv/bin/python -m pytest -q -n 2 --dist loadfile"
 DEMO_COMMAND = "bash scripts/setup.sh && .venv/bin/python scripts/run_demos.py"
 LAB_COMMAND = ".venv/bin/jupyter lab --allow-root"
-# NB: Colab's install line cannot run here (a placeholder URL, and pip into this environment): what it
-# relies on, a build without node when GRAD_MAGIC_SKIP_LABEXTENSION=1, is tested in test_packaging.py.
-COLAB_INSTALL = '!GRAD_MAGIC_SKIP_LABEXTENSION=1 pip install -q "grad_magic @ git+<repository URL>"'
+# NB: Colab's install line (docs/FRONTENDS.md) cannot run here (Colab, and an sdist uploaded there): what it
+# relies on, a build from the checkout's files without node when GRAD_MAGIC_SKIP_LABEXTENSION=1, is tested in
+# test_packaging.py.
+COLAB_INSTALL = "!GRAD_MAGIC_SKIP_LABEXTENSION=1 pip install -q grad_magic-0.1.0.tar.gz"
 # Each shell command of the README (comments dropped) and the test that runs it.
 SHELL_COMMANDS = {
     TEST_COMMAND: "tests/test_readme.py::test_the_test_command_is_what_ci_runs",
@@ -78,12 +87,32 @@ def shell_commands(blocks: List[Block]) -> List[str]:
 
 
 BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+PAGE_BLOCKS = [b for page in PAGES for b in readme_blocks(page.read_text(encoding="utf-8"))]
 
 
-def test_the_table_of_kinds_is_the_registrys():
+def test_the_readme_reads_in_five_minutes():
+    readme = README.read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= MAX_LINES, f"README.md is over {MAX_LINES} lines: move detail to docs/"
+    for text, name in [(readme, "README.md")] + [(p.read_text(encoding="utf-8"), p.name) for p in PAGES]:
+        assert not [p for p in PLACEHOLDERS if p in text], f"{name}: a placeholder a reader cannot copy"
+
+
+def test_every_file_the_readme_links_to_exists():
+    readme = README.read_text(encoding="utf-8")
+    links = {m.split("#")[0] for m in re.findall(r"\]\(([^)\s]+)\)", readme) if "://" not in m}
+    links -= {""}
+    assert {"docs/card.png"} <= links and set(PAGES) <= {ROOT / link for link in links}
+    assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_tables_are_their_sources():
+    """The table of kinds is the registry's, the ledger's rows are docs/LEDGER.md's."""
     tables = _tables()
     readme = README.read_text(encoding="utf-8")
     assert tables.with_table(readme) == readme, "run: .venv/bin/python scripts/readme_tables.py"
+    ledger_rows = [ln for ln in readme.split(tables.LEDGER_START)[1].split(tables.LEDGER_END)[0].splitlines()
+                   if ln.startswith("| 2")]
+    assert len(ledger_rows) == min(tables.LEDGER_ROWS, len(ledger.rows())) > 0
 
 
 def test_every_rule_says_what_it_keys_on_and_how_it_fixes():
@@ -96,9 +125,11 @@ def test_every_rule_says_what_it_keys_on_and_how_it_fixes():
 # -- every code block --
 
 def test_every_code_block_is_fenced_with_a_language():
-    assert not indented_blocks(README.read_text(encoding="utf-8")), "fence them: ```python, ```bash or ```text"
-    assert [b.line for b in BLOCKS if b.language not in LANGUAGES] == []
-    assert [b.language for b in BLOCKS].count("text") == 1, "text is for the layout only"
+    for page in [README] + PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert not indented_blocks(text), f"{page.name}: fence them: ```python, ```bash or ```text"
+        assert [b.line for b in readme_blocks(text) if b.language not in LANGUAGES] == [], page.name
+    assert [b.language for b in BLOCKS + PAGE_BLOCKS].count("text") == 1, "text is for the layout only"
 
 
 def test_the_readme_carries_the_two_commands():
@@ -108,16 +139,17 @@ def test_the_readme_carries_the_two_commands():
 
 
 def test_every_shell_command_has_a_test_that_runs_it():
-    assert sorted(shell_commands(BLOCKS)) == sorted(SHELL_COMMANDS), "a new command needs a test"
+    assert sorted(shell_commands(BLOCKS + PAGE_BLOCKS)) == sorted(SHELL_COMMANDS), "a new command needs a test"
     for where in SHELL_COMMANDS.values():
         path, name = where.split("::")
         assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"{where} is gone"
 
 
 def test_the_python_blocks_run_in_order_as_typed(shell):
-    """The first example must give its card (not a NameError); the others must run without an error."""
+    """The first example must give its card (not a NameError); the others, the README's and then the pages',
+    must run without an error."""
     shell.run_line_magic("unload_ext", "grad_magic")  # NB: the README loads it itself
-    blocks = [b for b in BLOCKS if b.language == "python"]
+    blocks = [b for b in BLOCKS + PAGE_BLOCKS if b.language == "python"]
     assert blocks[0].code.splitlines()[:2] == ["%load_ext grad_magic", "import torch"]
     for block in blocks:
         cell = "\n".join(ln for ln in block.code.splitlines() if ln != COLAB_INSTALL)
@@ -132,12 +164,17 @@ def test_the_python_blocks_run_in_order_as_typed(shell):
         else:
             assert result.success, (f"README line {block.line}", result.error_before_exec, result.error_in_exec)
     ns = shell.user_ns
-    assert [d.kind for d in ns["run"].diagnoses] == ["missing-requires-grad"]  # the Python API block
+    assert [d.kind for d in ns["run"].diagnoses] == ["missing-requires-grad"]  # the Python API block (USAGE.md)
     assert grad_magic.state.language() == "zh"  # the %config block (the fixtures put it back)
     assert ns["report"].rows, "%grad_device found the README's tensors"
 
 
 # -- the shell commands --
+
+def test_the_colab_line_names_the_sdist_of_this_version():
+    version = re.search(r"^version = (\S+)$", (ROOT / "setup.cfg").read_text(encoding="utf-8"), re.M).group(1)
+    assert f" grad_magic-{version}.tar.gz" in COLAB_INSTALL, "the sdist python -m build --sdist writes"
+
 
 def test_the_test_command_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -471,3 +471,38 @@ def test_a_loss_given_to_a_libraries_backward_method_is_the_receiver():
     d = diagnosis("%%gradcheck\naccelerator.backward(a * b)\n", "grad can be implicitly created only for scalar outputs",
                   2, namespace={**TORCH, "accelerator": Accelerator()}, kind="backward-non-scalar")
     assert d.fix.source.splitlines()[1] == "accelerator.backward((a * b).sum())"
+
+
+def test_every_state_a_module_carries_is_cut_where_forward_first_reads_it(shell):
+    """An attention memory (`M`, `z`) read by one method before another assigns it (blind batch b7): both
+    states are cut, at forward's first statement that reads them, or backward() reaches the other's graph."""
+    cells = [IMPORTS + "class Memory(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 4)\n        self.M = None\n        self.z = None\n\n"
+             "    def _read(self, q):\n        return q @ self.M / (self.z.sum() + 1)\n\n"
+             "    def _update(self, k):\n        if self.M is None:\n            self.M = k.T @ k\n"
+             "            self.z = k.sum(0)\n        else:\n            self.M = self.M + k.T @ k\n"
+             "            self.z = self.z + k.sum(0)\n\n"
+             "    def forward(self, x):\n        k = self.fc(x)\n"
+             "        out = k if self.M is None else k + self._read(k)\n        self._update(k)\n        return out\n\n"
+             "model = Memory()\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n",
+             "%%gradcheck\nfor step in range(3):\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n"
+             "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"]
+    d = card_of(shell, cells, "backward-twice", RuntimeError)
+    assert (1, 16) in lines_of(d) and (1, 24) in lines_of(d)  # NB: where M is assigned; forward's first read
+    fixed_lines = fix_runs_clean(shell, cells, d)[0].splitlines()
+    assert fixed_lines[23] == "        self.M, self.z = self.M.detach() if self.M is not None else None, " \
+        "self.z.detach() if self.z is not None else None"
+
+
+def test_a_per_sample_loss_made_in_another_cells_function_is_marked_where_it_was_made(shell):
+    """backward() on a model's loss that its `compute_loss` returned per sample (blind batches b6, b7): the
+    run's record says which op gave the tensor its shape; that line, in the earlier cell, is marked."""
+    cells = [IMPORTS + "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 3)\n\n    def compute_loss(self, out, y):\n"
+             "        ce = nn.functional.cross_entropy(out, y, reduction='none')\n"
+             "        return ce.unsqueeze(1)\n\n    def forward(self, x, y):\n"
+             "        return {'loss': self.compute_loss(self.fc(x), y)}\n\nmodel = Net()\n",
+             "%%gradcheck\nloss = model(torch.randn(4, 4), torch.tensor([0, 1, 2, 0]))['loss']\nloss.backward()\n"]
+    d = card_of(shell, cells, "backward-non-scalar", RuntimeError)
+    assert (1, 11) in lines_of(d) and (2, 3) in lines_of(d), lines_of(d)  # NB: the unsqueeze that made it (4, 1)
+    fix_runs_clean(shell, cells, d)

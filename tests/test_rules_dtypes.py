@@ -380,3 +380,37 @@ def test_float_labels_given_to_a_loss_modules_forward_are_made_int64_in_the_data
     d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
     assert (1, 11) in lines_of(d) and (1, 20) in lines_of(d) and (3, 3) in lines_of(d)
     assert "torch.tensor(i % 3).long()" in fix_runs_clean(shell, cells, d)[0]
+
+
+# -- a cast is proposed only where it keeps what the values mean (blind batches b6, b7) --
+
+def test_labels_unpacked_from_a_batch_are_cast_where_the_loss_reads_them(shell):
+    """`images, labels = next(it)`: a suffix on that line would cast the batch tuple; the loss call gets it."""
+    cells = ["import numpy as np, torch, torch.nn as nn\n"
+             "data = [(torch.randn(4, 3), torch.from_numpy(np.array([0, 1, 2, 1], dtype=np.int32)))] * 3\n"
+             "model, criterion = nn.Linear(3, 3), nn.CrossEntropyLoss()\n",
+             "%%gradcheck\nbatches = iter(data)\nfor step in range(2):\n    images, labels = next(batches)\n"
+             "    loss = criterion(model(images), labels)\n    loss.backward()\n"]
+    d = card_of(shell, cells, "target-dtype", RuntimeError)
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[4] == "    loss = criterion(model(images), labels.long())"
+
+
+def test_pixel_targets_of_a_binary_loss_get_no_cast_that_leaves_them_above_one(shell):
+    """uint8 frames (0-255) as BCELoss targets: `.float()` would run into "all elements of target should be
+    between 0 and 1" next; the card says why it proposes no cast."""
+    cells = ["import torch, torch.nn as nn\nframes = torch.randint(0, 256, (4, 8), dtype=torch.uint8)\n"
+             "model, criterion = nn.Sequential(nn.Linear(8, 8), nn.Sigmoid()), nn.BCELoss()\n",
+             "%%gradcheck\ny = frames\nloss = criterion(model(torch.rand(4, 8)), y)\n"]
+    result = run(shell, "".join(cells[:1]))
+    assert result.success
+    result = run(shell, cells[1])
+    assert isinstance(result.error_in_exec, RuntimeError)
+    d = next(x for x in grad_magic.last_diagnoses() if x.kind == "target-dtype")
+    assert d.fix is None and "between 0 and 1" in d.why and "255" in d.why
+
+
+def test_whole_number_float_targets_still_get_their_cast(shell):
+    cells = ["import torch, torch.nn as nn\nmodel, criterion = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid()), nn.BCELoss()\n",
+             "%%gradcheck\ny = torch.tensor([[0], [1], [1], [0]])\nloss = criterion(model(torch.rand(4, 8)), y)\n"]
+    d = card_of(shell, cells, "target-dtype", RuntimeError)
+    fix_runs_clean(shell, cells, d)

@@ -94,12 +94,22 @@ def test_torch_warns_on_every_read_in_a_fresh_process():
 
 def test_every_capture_records_the_warning_again():
     w = torch.ones(2, requires_grad=True) * 2
-    for _ in range(2):
-        with grad_magic.capture(namespace={}) as run_:
-            w.grad
-            w.grad
-        # NB: one record per line that read it, in every run (as Python shows it, once per place)
-        assert sum(match_non_leaf_grad(x.message) for x in run_.record.warnings) == 2, run_.record.warnings
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # NB: shown once per place: its mark in the module's registry
+        warnings.showwarning = lambda message, *rest, **kw: shown.append(str(message))
+        for _ in range(2):
+            with grad_magic.capture(namespace={}) as run_:
+                w.grad
+                w.grad
+            # NB: one record per line that read it, in every run (the registry's mark stops none of them)
+            assert sum(match_non_leaf_grad(x.message) for x in run_.record.warnings) == 2, run_.record.warnings
+            # NB: and shown as without grad_magic: once per line, in the first run only
+            assert len(shown) == 2, shown
+        w.grad  # NB: unwatched after the runs, a new line: shown once
+        for _ in range(2):
+            w.grad  # NB: shown once, then its mark stops it, as always
+        assert len(shown) == 4, shown
 
 
 # -- through the shell --

@@ -10,6 +10,7 @@ import grad_magic
 from grad_magic.record import StepEvent
 from grad_magic.render import Card
 from cards import diagnosis
+from earlier_cells import card_of, fix_runs_clean, lines_of
 from gm_shell import displayed, run
 
 KIND = "grads-not-zeroed"
@@ -164,3 +165,15 @@ def test_a_healthy_training_cell_does_not_index_the_namespace(shell, monkeypatch
     assert kinds() == [] and indexed == []
     run_loop(shell, "    ((model(x) - y) ** 2).mean().backward()\n    opt.step()\n")  # NB: the control: stale
     assert kinds() == [KIND] and indexed
+
+
+def test_a_step_and_its_backward_in_one_if_block_are_no_accumulation(shell):
+    """`if phase == 'train': loss.backward(); opt.step()` (blind batch b6): the step is conditional, but its
+    backward is in the same block: zero_grad goes before that backward, not after the step."""
+    cells = ["import torch\nimport torch.nn as nn\ntorch.manual_seed(0)\nmodel = nn.Linear(4, 1)\n"
+             "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n",
+             "%%gradcheck\nfor phase in ['train', 'val'] * 3:\n    loss = model(torch.randn(8, 4)).pow(2).mean()\n"
+             "    if phase == 'train':\n        loss.backward()\n        optimizer.step()\n"]
+    d = card_of(shell, cells, "grads-not-zeroed")
+    assert 5 in [lineno for _, lineno in lines_of(d)]  # NB: the backward that made the stale gradients
+    assert fix_runs_clean(shell, cells, d)[1].splitlines()[4] == "        optimizer.zero_grad()"

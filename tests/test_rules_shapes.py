@@ -283,3 +283,36 @@ def test_a_target_with_the_extra_column_is_squeezed_on_the_loss_call(shell):
     assert (2, 3) in lines_of(d) and "(6, 1)" in d.title
     fixed = fix_runs_clean(shell, cells, d)
     assert "criterion(torch.sigmoid(head(x)).view(-1), y.squeeze(1))" in fixed[-1]
+
+
+def test_a_target_squeezed_out_of_its_batch_of_one_is_marked_where_it_was_squeezed(shell):
+    """A batch of one: a helper of an earlier cell `.squeeze()`s the mask and drops the batch dimension with the
+    channel one (blind batch b6); the run's record says which op changed the target's first dimension."""
+    cells = ["import torch\nimport torch.nn as nn\n\ndef to_classes(mask):\n"
+             "    return (mask * 3).round().long().squeeze()\n\nnet = nn.Conv2d(1, 4, 3, padding=1)\n",
+             "%%gradcheck\nmask = torch.rand(1, 1, 6, 5)\ntarget = to_classes(mask)\n"
+             "loss = nn.functional.cross_entropy(net(torch.randn(1, 1, 6, 5)), target)\n"]
+    d = card_of(shell, cells, "batch-size-mismatch", ValueError)
+    assert (1, 5) in lines_of(d), lines_of(d)
+
+
+@pytest.mark.slow  # NB: importing transformers takes seconds
+def test_float_class_labels_into_a_transformers_classifier_are_made_int64_where_the_dataset_makes_them(shell):
+    """0/1 labels a Dataset makes with `dtype=torch.float`: BertForSequenceClassification (num_labels=2) takes
+    float labels as multi-label targets and its BCE raises on (8,) against (8, 2) (blind batch b7). The labels,
+    followed back through the run's record, are made int64 where the Dataset makes them."""
+    pytest.importorskip("transformers", reason="needs transformers (requirements-dev.txt)")
+    cells = ["import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
+             "from transformers import BertConfig, BertForSequenceClassification\ntorch.manual_seed(0)\n",
+             "class Pairs(Dataset):\n    def __init__(self, ids, labels):\n        self.ids, self.labels = ids, labels\n\n"
+             "    def __len__(self):\n        return len(self.labels)\n\n    def __getitem__(self, i):\n"
+             "        return {\"input_ids\": self.ids[i],\n"
+             "                \"labels\": torch.tensor(self.labels[i], dtype=torch.float)}\n\n"
+             "loader = DataLoader(Pairs(torch.randint(1, 50, (8, 6)), [0, 1] * 4), batch_size=4)\n",
+             "model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,\n"
+             "    num_attention_heads=2, intermediate_size=32, num_labels=2))\n",
+             "%%gradcheck\nfor batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n"]
+    d = card_of(shell, cells, "target-size-mismatch", ValueError)
+    assert (2, 10) in lines_of(d) and "int64" in d.why, lines_of(d)
+    fixed_cells = fix_runs_clean(shell, cells, d)
+    assert "torch.tensor(self.labels[i], dtype=torch.long)" in fixed_cells[1]

@@ -333,6 +333,31 @@ def test_a_running_total_with_its_graph_in_a_helper_is_cut_there(shell):
     assert fixed_and_run_again(shell, d, cell) == []
 
 
+def test_loss_terms_summed_into_a_tracker_objects_dict_are_cut_in_its_method(shell):
+    """`metrics.track.totals[key] += losses[key]` in a method of the user's tracker class (blind batch b6): the
+    step watch sees the object's tensors grow from step to step, and the method's statement gets the fix."""
+    helper = ("class Track:\n    def __init__(self, keys):\n        self.totals = {k: 0 for k in keys}\n\n"
+              "    def update(self, losses):\n        for key in losses:\n            self.totals[key] += losses[key]\n\n\n"
+              "class Metrics:\n    def __init__(self, keys):\n        self.track = Track(keys)\n\n\n"
+              "metrics = Metrics(['total', 'l1'])\n")
+    cell = ("for xb, yb in batches:\n    out = model(xb)\n    losses = {'total': criterion(out, yb), 'l1': out.abs().mean()}\n"
+            "    opt.zero_grad()\n    losses['total'].backward()\n    opt.step()\n    metrics.track.update(losses)\n")
+    d = next(d for d in helper_run(shell, helper, cell) if d.kind == "graph-kept-alive")
+    assert [(sl.cell, sl.lineno) for sl in d.lines] == [(2, 7)]
+    (fixed,) = d.fix.elsewhere
+    assert fixed.source.splitlines()[6] == "            self.totals[key] += losses[key].detach()"
+    assert fixed_and_run_again(shell, d, cell) == []
+
+
+def test_a_tracker_object_that_sums_plain_numbers_is_left_alone(shell):
+    helper = ("class Track:\n    def __init__(self):\n        self.totals = {'total': 0.0}\n\n"
+              "    def update(self, loss):\n        for key in self.totals:\n            self.totals[key] += loss.item()\n\n\n"
+              "metrics = Track()\n")
+    cell = ("for xb, yb in batches:\n    loss = criterion(model(xb), yb)\n    opt.zero_grad()\n    loss.backward()\n"
+            "    opt.step()\n    metrics.update(loss)\n")
+    assert helper_run(shell, helper, cell) == []
+
+
 def test_a_list_of_output_dicts_in_a_helper_is_detached_value_by_value(shell):
     helper = ("def train_epoch(m, o):\n    outputs = []\n    for xb, yb in batches:\n        out = m(xb)\n"
               "        loss = criterion(out, yb)\n        o.zero_grad()\n        loss.backward()\n        o.step()\n"

@@ -14,8 +14,8 @@ from typing import Dict, Iterable
 from .. import state
 
 FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
-            "backward_across", "conversions", "dtypes", "shapes", "memory", "device_assert", "numerics", "training", "inventory",
-            "bounds", "live", "always")
+            "backward_across", "conversions", "dtypes", "shapes", "channels", "collate", "memory", "device_assert", "numerics", "training", "inventory",
+            "distributed", "bounds", "live", "always", "script")
 
 
 def _merge() -> Dict[str, Dict[str, str]]:

@@ -31,6 +31,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "grad_magic 当前没有监视单元格：`%gradcheck on` 监视之后的每个单元格，`%%gradcheck` 只监视"
               "一个单元格。",
     },
+    "always.thread_note": {
+        "en": "Raised in thread `{thread}`, which {cell} started: the cell running now did not raise it.",
+        "zh": "此错误发生在线程 `{thread}` 中，该线程由 {cell} 启动；并非当前正在运行的单元格引发。",
+    },
     "always.no_cards": {
         "en": "The last run showed no card.",
         "zh": "上一次运行没有显示卡片。",

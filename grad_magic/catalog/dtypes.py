@@ -60,6 +60,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "`{name}` ({dtype}) was made outside this cell, or in a way grad_magic cannot follow.",
         "zh": "`{name}`（{dtype}）是在这个单元格之外生成的，或者生成方式 grad_magic 无法追踪。",
     },
+    "dtypes.target.not_probabilities": {
+        "en": "Its values run from {low} to {high}, and the loss wants targets between 0 and 1: a cast to {want} "
+              "would keep them out of range. Scale them where they are made (pixel values 0-255: divide by 255).",
+        "zh": "它的值在 {low} 到 {high} 之间，而损失函数要的目标值在 0 到 1 之间：转换为 {want} 后仍然越界。"
+              "请在生成它们的地方缩放（0-255 的像素值：除以 255）。",
+    },
     "dtypes.target.not_classes": {
         "en": "Its values are not whole numbers: they are scores, not class numbers, so casting them to {want} "
               "would change them. The loss is the one to change: a regression loss, or a model set up for "

@@ -219,6 +219,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{side} 多出一个大小为 1 的维度，位于第 {dim} 维（以 `nn.Linear(..., 1)` 结尾的模型会输出一列）。"
               "把它 squeeze 掉后每个预测就与自己的标签配对，数值不变。",
     },
+    "shapes.size.float_classes": {
+        "en": "The target holds whole class numbers below {classes} as {dtype}: the model takes float labels as "
+              "several labels per sample. Line {lineno} (`{code}`) makes them {dtype}; made int64, each is one class.",
+        "zh": "目标里是小于 {classes} 的整数类别编号，类型却是 {dtype}：拿到浮点标签时，模型会把它们当作每个样本的多个标签。"
+              "第 {lineno} 行（`{code}`）把它们生成为 {dtype}；在那里改为 int64，就是每个样本一个类别。",
+    },
     "shapes.size.no_fix": {
         "en": "The two shapes differ by more than a dimension of size 1, so which one is wrong is yours to say: "
               "no fix is proposed.",
@@ -335,5 +341,60 @@ MESSAGES: Dict[str, Dict[str, str]] = {
     "shapes.target.fix_shift": {
         "en": "Count the labels from 0: `{code}` on line {lineno}",
         "zh": "让标签从 0 开始计数：第 {lineno} 行改用 `{code}`",
+    },
+    "shapes.onehot.title": {
+        "en": "The loss takes one class index per sample, and {target} has shape {shape}",
+        "zh": "损失要求每个样本一个类别索引，而 {target} 的形状是 {shape}",
+    },
+    "shapes.onehot.summary": {
+        "en": "cross_entropy and nll_loss take the target as class indices of shape (N,), one integer a sample.",
+        "zh": "cross_entropy 和 nll_loss 要求目标是形状为 (N,) 的类别索引，每个样本一个整数。",
+    },
+    "shapes.onehot.what": {
+        "en": "The loss on line {lineno} got an input of shape {in_shape} and a target of shape {target_shape} "
+              "({dtype}).",
+        "zh": "第 {lineno} 行的损失收到的输入形状是 {in_shape}，目标是形状为 {target_shape} 的 {dtype} 张量。",
+    },
+    "shapes.onehot.why_one_hot": {
+        "en": "Each row of {target} is one-hot: 0s and one 1 for the sample's class, over {classes} classes. "
+              "`{call}` turns each row into the index of its 1, and the loss comes out the same.",
+        "zh": "{target} 的每一行都是 one-hot：只有样本所属类别处为 1，其余为 0，共 {classes} 类。"
+              "`{call}` 把每行变成其中 1 的位置，损失的值不变。",
+    },
+    "shapes.onehot.why_column": {
+        "en": "{target} holds one class index a sample, in a column of shape {shape}. `{call}` makes it the "
+              "(N,) the loss takes, with the same values.",
+        "zh": "{target} 每个样本存一个类别索引，但放在形状为 {shape} 的一列里。`{call}` 把它变成损失要求的 (N,)，数值不变。",
+    },
+    "shapes.onehot.why_one_hot_width": {
+        "en": "Each row of {target} is one-hot, but over another number of classes than the {classes} outputs "
+              "of the input.",
+        "zh": "{target} 的每一行都是 one-hot，但类别数与输入的 {classes} 个输出不同。",
+    },
+    "shapes.onehot.why_other": {
+        "en": "{target} has shape {shape}, and its rows are not one-hot: several labels a sample, or scores.",
+        "zh": "{target} 的形状是 {shape}，它的行不是 one-hot：每个样本有多个标签，或者是分数。",
+    },
+    "shapes.onehot.no_fix": {
+        "en": "For several labels a sample, `BCEWithLogitsLoss` takes a float target of the input's shape. "
+              "What the labels mean is yours to say, so no fix is proposed.",
+        "zh": "每个样本有多个标签时，`BCEWithLogitsLoss` 接受与输入同形状的浮点目标。"
+              "标签的含义需要你来判断，因此不提供修复。",
+    },
+    "shapes.onehot.no_fix_call": {
+        "en": "The loss call could not be found on the line, so no fix is proposed: call `{call}` on the target.",
+        "zh": "在该行中没有找到这个损失调用，因此不提供修复：请对目标调用 `{call}`。",
+    },
+    "shapes.onehot.made_at": {
+        "en": "Line {lineno} made it so: `{code}`.",
+        "zh": "第 {lineno} 行把它做成了这样：`{code}`。",
+    },
+    "shapes.onehot.fix_one_hot": {
+        "en": "Turn the one-hot rows of `{name}` into class indices on line {lineno}",
+        "zh": "在第 {lineno} 行把 `{name}` 的 one-hot 行变成类别索引",
+    },
+    "shapes.onehot.fix_column": {
+        "en": "Squeeze the label column `{name}` to shape (N,) on line {lineno}",
+        "zh": "在第 {lineno} 行把标签列 `{name}` 压成形状 (N,)",
     },
 }

@@ -24,7 +24,7 @@ HIGHLIGHT_MAX_LINES = 60  # a fixed cell up to this long is shown open and highl
 # NB: no check in this script could tell a live card from a saved one: a notebook's author writes its saved
 # HTML, buttons and scripts included. What keeps a saved card from arming is the frontend's trust: JupyterLab
 # and the classic Notebook strip inline handlers and <style> from an untrusted output, and the template's
-# `hidden` buttons then stay hidden (README, "Only a live card arms a button").
+# `hidden` buttons then stay hidden (docs/FRONTENDS.md, "Only a live card arms a button").
 _COPY = ("var s=c.getAttribute('data-fixed-source'),say=function(k){c.querySelector('.gm-status')"
          ".textContent=c.getAttribute('data-say-'+k)},fallback=function(){try{var t=document."
          "createElement('textarea');t.value=s;t.setAttribute('readonly','');t.style.position='fixed';"

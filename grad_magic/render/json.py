@@ -1,6 +1,6 @@
 """The JSON card: `application/vnd.grad-magic.diagnosis+json`, the data the JupyterLab extension renders.
 
-Versioned by `schema_version`; every field is documented in the README. Plain data only (strings,
+Versioned by `schema_version`; every field is documented in docs/JSON.md. Plain data only (strings,
 numbers, booleans, lists, objects); the frontend escapes what it shows.
 """
 from __future__ import annotations

@@ -36,9 +36,11 @@ def terminal_width() -> int:
     return max(40, shutil.get_terminal_size((100, 40)).columns)
 
 
-def render(d: Diagnosis, color: bool = False, width: Optional[int] = None, compact: bool = False) -> str:
+def render(d: Diagnosis, color: bool = False, width: Optional[int] = None, compact: bool = False,
+           hint: Optional[str] = None) -> str:
     """The card's text. `width`: wrap prose and cut code lines to that many columns (None: no wrapping);
-    `compact`: the first block and a line naming where the details are (what a terminal shows)."""
+    `compact`: the first block and a line naming where the details are (what a terminal shows); `hint`: the
+    line under the fix instead of the `%gradfix` one ("": none), for a card shown outside IPython (script.py)."""
     def c(name: str, text: str) -> str:
         return f"{_COLORS[name]}{text}{_COLORS['reset']}" if color else text
 
@@ -64,7 +66,8 @@ def render(d: Diagnosis, color: bool = False, width: Optional[int] = None, compa
                     out.append(c("add" if sign == "+" else "del", wrap.code(f"  {sign} {text}")))
                 elif i:  # NB: a hunk's header says no more than the fix's sentence: a gap mark between hunks
                     out.append(c("dim", "  ..."))
-        out += [c("dim", line) for line in wrap.prose(say("card.gradfix_hint"), "", "")]
+        tip = say("card.gradfix_hint") if hint is None else hint
+        out += [c("dim", line) for line in wrap.prose(tip, "", "")] if tip else []
     elif d.is_error:
         out += wrap.prose(say("card.no_fix"), "", "")
     out = _at_most(out, FIRST_LINES, c("dim", "  …"))

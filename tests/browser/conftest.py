@@ -10,7 +10,10 @@ from browser_support import (CHROMIUM, CHROMIUM_ARGS, EXTENSION, JupyterServer, 
                              require, start_server, stop_server)
 
 
-@pytest.fixture(scope="session")
+# NB: one browser per test file, stopped at its end: a test file of another kind that the same xdist worker runs
+# next (`-n 2 --dist loadfile`) must not run under Playwright's event loop and child watcher (a DataLoader with
+# worker processes hung there in CI)
+@pytest.fixture(scope="module")
 def chromium():
     require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (GRAD_MAGIC_CHROMIUM=path for another)")
     try:

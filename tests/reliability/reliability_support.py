@@ -15,6 +15,7 @@ from typing import Any, Dict, List
 import torch
 import torch.fx.traceback
 import torch.optim.optimizer as optimizer_module
+from torch.overrides import _get_current_function_mode_stack
 
 from grad_magic import lighttrack
 
@@ -61,7 +62,9 @@ def snapshot(shell: Any = None) -> Dict[str, Any]:
         "anomaly": torch.is_anomaly_enabled(),
         "check_nan": torch.is_anomaly_check_nan_enabled(),
         "grad_enabled": torch.is_grad_enabled(),
-        "function_modes": torch._C._len_torch_function_stack(),
+        # NB: the modes' classes, bottom first: a mode left on says whose it is
+        "function_modes": tuple(f"{type(m).__module__}.{type(m).__qualname__}"
+                                for m in _get_current_function_mode_stack()),
         "dispatch_modes": torch._C._len_torch_dispatch_stack(),
         "optimizer_pre_hooks": dict(optimizer_module._global_optimizer_pre_hooks),
         "optimizer_post_hooks": dict(optimizer_module._global_optimizer_post_hooks),

@@ -316,7 +316,8 @@ def check_card(d: Diagnosis) -> None:
     fields = [d.kind, d.title, d.summary, d.what, d.why, d.where, d.error_type,
               d.error_message if d.error_type else None, *d.notes,
               *(t.name for t in d.tensors), d.fix.description if d.fix else None,
-              *(source_lines[sl.lineno - 1] for sl in d.lines if 1 <= sl.lineno <= len(source_lines))]
+              *(sl.text if sl.elsewhere else source_lines[sl.lineno - 1]
+                for sl in d.lines if sl.elsewhere or 1 <= sl.lineno <= len(source_lines))]
     for field in fields:
         if field and len(field) < 1500 and field == grad_magic.render.common.clean(field):
             # NB: a span in backticks is shown as <code> with its text, without the backticks

@@ -676,7 +676,7 @@ def repair(baseline: Baseline) -> None:
     """Put back what an interrupted run left installed, so the sweep goes on (and reports every line)."""
     torch.set_grad_enabled(baseline.state["grad_enabled"])
     torch.set_anomaly_enabled(baseline.state["anomaly"], baseline.state["check_nan"])
-    while torch._C._len_torch_function_stack() > baseline.state["function_modes"]:
+    while torch._C._len_torch_function_stack() > len(baseline.state["function_modes"]):
         torch._C._pop_torch_function_stack()
     import torch.optim.optimizer as optimizer_module
 

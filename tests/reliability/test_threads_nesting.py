@@ -278,3 +278,49 @@ def test_a_zero_grad_the_user_kept_past_the_cell_is_the_original(shell):
         assert torch.optim.Optimizer.zero_grad is original
     finally:
         torch.optim.Optimizer.zero_grad = original
+
+
+# -- always-on: a thread a watched cell started fails later --
+
+THREAD_LOOP = textwrap.dedent("""\
+    import threading, torch
+    go = threading.Event()
+    def train():
+        model = torch.nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        go.wait(10)
+        for step in range(20):
+            opt.zero_grad()
+            h = torch.tanh(model(torch.ones(3, 4)))
+            h.add_(1)
+            h.sum().backward()
+            opt.step()
+    worker = threading.Thread(target=train, name="trainer")
+    worker.start()
+    """)
+
+
+def test_a_thread_a_watched_cell_started_gets_its_own_card_with_a_note(shell):
+    """Under `%gradcheck on`, a training loop on a thread the first cell started fails while a second cell runs:
+    the card is the thread's loop's (its line in the first cell), with a note naming the thread and the cell that
+    started it; the running cell is not blamed (it succeeds, and no card says it raised)."""
+    before, attrs = snapshot(shell), attributes()
+    hook = threading.excepthook
+    shell.run_line_magic("gradcheck", "on")
+    try:
+        assert run(shell, THREAD_LOOP).success
+        starter = shell.execution_count - 1
+        assert displayed(shell) == []
+        assert threading.excepthook is not hook  # NB: always-on's, from `on` to `off`
+        second = run(shell, "go.set()\nworker.join(30)\nafter = 1\n")
+    finally:
+        shell.run_line_magic("gradcheck", "off")
+    assert threading.excepthook is hook
+    assert second.success and shell.user_ns["after"] == 1
+    cards = grad_magic.last_diagnoses()
+    assert [d.kind for d in cards] == ["saved-tensor-modified-in-place"]
+    card = cards[0]
+    assert card.notes[0] == f"Raised in thread `trainer`, which In [{starter}] started: the cell running now did not raise it."
+    assert any(line.text.strip() == "h.sum().backward()" for line in card.lines)
+    assert card.cell == starter
+    assert_restored(shell, before, attrs)

@@ -11,12 +11,13 @@ import ast
 from typing import List, Optional, Tuple
 
 from ... import catalog
+from ...cell import cell_tree, qualname_at
 from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..kit import dotted, names_an_argument, one_line
 from ..places import global_assignment, with_lines
 from ..registry import rule
-from ..traced import Born, failing_operands, made_with, marked
+from ..traced import Born, born, failing_operands, made_with, marked
 from .culprit import Refused, named_fact, out_call, reduction, refused_tensor
 from .culprit_inference import inference_culprit
 from .culprit_across import Found, twice_found
@@ -49,10 +50,22 @@ def backward_non_scalar(ctx: RuleContext, err: NonScalar) -> Diagnosis:
 
 
 def _unreduced(ctx: RuleContext) -> Optional[Born]:
-    """The loss call on the refused tensor's way back that was told not to reduce (`reduction="none"`)."""
+    """The loss call on the refused tensor's way back that was told not to reduce (`reduction="none"`), else
+    the op that gave the tensor its shape, where that ran in another function or cell than the backward() (a
+    model's `compute_loss` returning a per-sample column): the line that made the loss what backward() refused."""
     for t in failing_operands(ctx)[:1]:
         shape = tuple(t.shape)
-        return made_with(ctx, t, lambda m: m.shape == shape, "reduction")
+        found = made_with(ctx, t, lambda m: m.shape == shape, "reduction")
+        if found is not None:
+            return found
+        made = born(ctx, t, lambda m: m.shape == shape)
+        if made is None or made.birth is None:
+            return None
+        here = ctx.record.error_lineno
+        tree = cell_tree(ctx.record.source)
+        elsewhere = made.at.record.filename != ctx.record.filename or here is None or \
+            qualname_at(tree, made.lineno) != qualname_at(tree, here)
+        return made if elsewhere else None
     return None
 
 

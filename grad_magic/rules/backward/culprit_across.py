@@ -163,20 +163,31 @@ def _module_state(ctx: RuleContext, site: Site) -> Optional[Cause]:
     its methods assigns that attribute from its own previous value (`out, self.hidden = self.lstm(x,
     self.hidden)`): each forward continues the previous step's graph."""
     scope = function_around(site.tree, site.stmt.lineno)
+    carried = []  # NB: every state the module carries on: (view, stmt, first read, its State), in attribute order
     for module, attr, value in _kept_states(ctx, sorted(names_in(scope))):
         found = _carrying_statement(ctx, type(module), attr)
-        if found is None:
+        if found is None or carried and carried[0][3] is not module:
             continue
         view, stmt, owner, first_read = found
         container = "tuple" if isinstance(value, tuple) else "list" if isinstance(value, list) else ""
         name = f"{owner}.{attr}"
         starts_none = any(_sets_none(s, owner, attr) for s in ast.walk(cell_tree(view.record.source)))
-        fits = alone_on_lines(view, first_read) and starts_line(view.record.source, first_read)
-        params = {"state": f"`{name}`", "lineno": stmt.lineno, "function": f"`{view.record.focus.site.function}`"
-                  if view.elsewhere else "`forward`"}
-        remedy = DetachAt(first_read, (State(name, container, starts_none),)) if fits else None
-        return Cause("backward.twice.why_module_state", (stmt.lineno,), (), params, remedy, view)
-    return None
+        carried.append((view, stmt, first_read, module, State(name, container, starts_none)))
+    if not carried:
+        return None
+    view, stmt, first_read, _, _ = carried[0]
+    # NB: the states whose old graph is cut at the same statement go in one fix: cutting one of two (an attention
+    # memory's `M` and `z`) leaves the other's graph, and backward() reaches it again
+    states = tuple(c[4] for c in carried if c[0].record.filename == view.record.filename
+                   and c[2].lineno == first_read.lineno)
+    fits = alone_on_lines(view, first_read) and starts_line(view.record.source, first_read) and \
+        len(states) == len(carried)
+    params = {"state": tuple(f"`{s.name}`" for s in states), "lineno": stmt.lineno,
+              "function": f"`{view.record.focus.site.function}`" if view.elsewhere else "`forward`"}
+    remedy = DetachAt(first_read, states) if fits else None
+    # NB: the line where forward first reads the state is shown too when the fix goes there
+    lines = (stmt.lineno,) if remedy is None or first_read.lineno <= stmt.lineno else (stmt.lineno, first_read.lineno)
+    return Cause("backward.twice.why_module_state", lines, (), params, remedy, view)
 
 
 def _kept_states(ctx: RuleContext, names: List[str]) -> Iterator[Tuple[Any, str, Any]]:
@@ -220,7 +231,30 @@ def _carrying_statement(ctx: RuleContext, cls: type, attr: str
                             for n in ast.walk(s.value if s is stmt else s))]
             if read:
                 view = view_on(ctx, place.ctx.record.filename, stmt.lineno)
-                return (view, stmt, owner, read[0]) if view is not None else None
+                first = _read_by_forward(ctx, cls, attr, place) if name != "forward" else None
+                return (view, stmt, owner, first or read[0]) if view is not None else None
+    return None
+
+
+def _read_by_forward(ctx: RuleContext, cls: type, attr: str, carrier: Any) -> Optional[ast.stmt]:
+    """The statement of `forward`'s own body that first reads `self.<attr>`, itself or through a method of the
+    class that reads it (an attention memory read by `_retrieve` before `_update` assigns it): the old graph
+    is cut there, before any read of the step. None when `forward` is in another file than the carrier."""
+    place = method_place(ctx, cls, "forward")
+    if place is None or place.ctx.record.filename != carrier.ctx.record.filename:
+        return None
+    args = place.node.args.args
+    owner = args[0].arg if args else "self"
+    readers = {n for k in _user_classes(cls) for n, v in vars(k).items() if callable(v) and n != "forward"
+               and (m := method_place(ctx, cls, n)) is not None and m.ctx.record.filename == place.ctx.record.filename
+               and any(_is_attr(x, m.node.args.args[0].arg if m.node.args.args else "self", attr)
+                       and isinstance(x.ctx, ast.Load) for x in ast.walk(m.node))}
+    for stmt in place.node.body:
+        for node in ast.walk(stmt):
+            if _is_attr(node, owner, attr) and isinstance(node.ctx, ast.Load) or isinstance(node, ast.Call) and \
+                    isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and \
+                    node.func.value.id == owner and node.func.attr in readers:
+                return stmt
     return None
 
 

@@ -127,7 +127,8 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
         else (None, None)
     if fix is None:
         fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
-    return _target_card(ctx, err, loss, names, origin, fix, far)
+    kept = _cast_keeps(ctx.names.lookup(names[0]) if names else None, err.want, loss)
+    return _target_card(ctx, err, loss, names, origin, fix if kept is None else None, far, kept)
 
 
 def _op_blames_target(ctx: RuleContext, err: TargetDtypeError) -> bool:
@@ -150,13 +151,30 @@ def _traced_target(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosi
     if traced is None:
         return None
     made = traced.origin
-    whole = not traced.operand.is_floating_point() or _whole(traced.operand)
-    fix = dtype_fix(traced.at, made, None, err.want, made.name) if made.spot is not None and whole else None
+    kept = _cast_keeps(traced.operand, err.want, None)
+    fix = dtype_fix(traced.at, made, None, err.want, made.name) if made.spot is not None and kept is None else None
     said = [why_made(traced.at, made, made.name, err.found)]
-    if not whole:
-        said.append(ctx.say("dtypes.target.not_classes", want=err.want))
     far = Beyond(traced.at, [made.stmt.lineno], fix is not None, said)
-    return _target_card(ctx, err, None, list(traced.names or (made.name,)), None, fix, far)
+    return _target_card(ctx, err, None, list(traced.names or (made.name,)), None, fix, far, kept)
+
+
+def _cast_keeps(target: Any, want: str, loss: Optional[DtypeLoss]) -> Optional[Tuple[str, Any, Any]]:
+    """Why a cast of the target to `want` would not make it what the loss needs, read from the values the run
+    left in it: float labels that are not whole numbers (scores, not classes: `.long()` would change them), a
+    binary loss's targets outside [0, 1] (pixel values 0-255: `.float()` leaves them there, and BCELoss
+    raises on them next). None when the cast keeps what the values mean, or when they cannot be read."""
+    if not isinstance(target, torch.Tensor) or target.is_meta or target.numel() == 0:
+        return None
+    try:
+        with torch.no_grad():
+            if want == "int64":
+                return None if not target.is_floating_point() or _whole(target) else ("not_classes", None, None)
+            if loss is not None and loss.name in REGRESSION_LOSSES or target.dtype == torch.bool:
+                return None
+            low, high = target.min().item(), target.max().item()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    return None if 0 <= low and high <= 1 else ("not_probabilities", low, high)
 
 
 def _whole(t: torch.Tensor) -> bool:
@@ -177,14 +195,15 @@ def _from_caller(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLo
     origin = find_origin(top, tree, up, top.record.error_lineno, err.want) if up and tree is not None else None
     far, fix = beyond(top, tree, up, origin, err.want, err.found or "?", top.names.lookup(up[0])) if up \
         else (None, None)
-    if fix is None or far is None or origin is None:
+    if fix is None or far is None or origin is None or _cast_keeps(top.names.lookup(up[0]), err.want, loss):
         return None
     return with_lines(_target_card(ctx, err, loss, names, None, fix, far), top,
                       [origin.stmt.lineno, top.record.error_lineno])
 
 
 def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLoss], names: List[str],
-                 origin: Optional[Origin], fix: Optional[Fix], far: Optional[Beyond]) -> Diagnosis:
+                 origin: Optional[Origin], fix: Optional[Fix], far: Optional[Beyond],
+                 kept: Optional[Tuple[str, Any, Any]] = None) -> Diagnosis:
     lineno = ctx.record.error_lineno
     name = names[0] if names else ""
     found = err.found or "?"
@@ -196,6 +215,8 @@ def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLo
     why = [ctx.say(f"dtypes.target.why.{family}", loss=loss_text, found=found, want=err.want)]
     if name:
         why += _made_said(ctx, origin, name, found, far)
+    if kept is not None:  # NB: why no cast is proposed
+        why.append(ctx.say(f"dtypes.target.{kept[0]}", want=err.want, low=_number(kept[1]), high=_number(kept[2])))
     return placed(
         ctx, far, [origin.stmt.lineno if origin else None, lineno], kind=TARGET_KIND, severity=ERROR,
         title=ctx.say(f"dtypes.target.title.{family}", loss=loss_text, found=found),
@@ -204,6 +225,10 @@ def _target_card(ctx: RuleContext, err: TargetDtypeError, loss: Optional[DtypeLo
                      lineno=lineno or "?"),
         why=catalog.sentences(why, ctx.language), where=ctx.where(lineno),
         names=[name] if name else [], tensors=facts(ctx, names[:1]), fix=fix)
+
+
+def _number(value: Any) -> str:
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _made_said(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str, far: Optional[Beyond]

@@ -68,7 +68,9 @@ def _last_made(ctx: RuleContext, name: str, made: List[ast.stmt], want: str) -> 
             continue  # NB: `model.to(device)` keeps the dtype: look further back
         if origin.spot is None and isinstance(stmt, ast.Assign) and _reads(stmt.value, name) and stmt is not made[0]:
             continue  # NB: `x = x.view(-1, 4)` keeps the dtype of the `x` made before
-        if origin.spot is None and isinstance(stmt, ast.Assign) and isinstance(ctx.names.lookup(name), torch.Tensor) \
+        # NB: a single name bound: `images, labels = next(it)` unpacks a batch, and a suffix would cast the batch
+        if origin.spot is None and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(ctx.names.lookup(name), torch.Tensor) \
                 and isinstance(stmt.value, ATOMS):  # `torch.randint(0, 2, (6,))` -> `....float()`
             origin = Origin(name, stmt, "append", stmt.value, "suffix")
         return origin

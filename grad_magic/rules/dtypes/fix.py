@@ -28,8 +28,8 @@ def dtype_fix(ctx: RuleContext, origin: Optional[Origin], use: Optional[ast.AST]
     method = METHOD[want]
     if origin is not None and origin.spot is not None:
         return make_fix(src, [edit_where_made(src, origin, want)], ctx.say(
-            f"dtypes.fix.{origin.how}", name=origin.name, lineno=origin.stmt.lineno, dtype=want,
-            written=WRITTEN[want], method=method))
+            f"dtypes.fix.{origin.how}", name=origin.name, lineno=getattr(origin.spot, "lineno", origin.stmt.lineno),
+            dtype=want, written=WRITTEN[want], method=method))
     edit = cast_at_use(src, use, want)
     if edit is None:
         return None

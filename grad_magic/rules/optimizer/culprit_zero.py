@@ -71,6 +71,11 @@ def zero_grad_spot(ctx: RuleContext, tree: ast.Module, opt: StaleOptimizer) -> O
     path = path_to(tree, step_stmt)
     if path is None:
         return None
+    body, j = path[-1]
+    k = max((i for i in range(j) if has_call(body[i], "step")), default=-1)
+    b = next((i for i in range(k + 1, j) if has_call(body[i], "backward")), None)
+    if b is not None:  # NB: the backward that made the step's gradients, in the step's own block (`if train:`)
+        return ZeroGradSpot(receiver, body[b], True, body[b].lineno)
     if any(isinstance(body[i], ast.If) for body, i in path[:-1]):
         # a conditional step (accumulation every k batches): clear right after it
         return ZeroGradSpot(receiver, step_stmt, False, None) if starts_line(ctx.record.source, step_stmt) else None

@@ -9,9 +9,11 @@ culprit_*.py per rule). Fixes are single spots in the cell (fix.py): a flatten a
 (with the Linear that takes N). When the numbers do not pin the cause down, no fix. The cards: card.py.
 
 Order: shape-mismatch, batch-size-mismatch, target-out-of-range, target-size-mismatch (target_size.py: a binary
-cross-entropy's target of another shape than its input).
+cross-entropy's target of another shape than its input), target-not-class-indices (class_targets.py: one-hot rows
+or a column of labels given to cross_entropy / nll_loss).
 """
 from __future__ import annotations
 
 from . import card  # noqa: F401 -- registers shape-mismatch, batch-size-mismatch, target-out-of-range
 from . import target_size  # noqa: F401 -- registers target-size-mismatch
+from . import class_targets  # noqa: F401 -- registers target-not-class-indices

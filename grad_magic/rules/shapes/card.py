@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
+import torch
+
 from ... import catalog
 from ...cell import cell_tree
 from ...facts import shape_text, tensor_fact
@@ -18,7 +20,7 @@ from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
 from ..places import spelled, with_lines
 from ..registry import rule
-from ..traced import born, built_at, failing_operands, marked, target_values_born
+from ..traced import Born, born, built_at, failing_operands, marked, target_values_born
 from .culprit import LossArgs, assigned_before, fact, find_loss, loss_facts
 from .culprit_batch import BatchCause, batch_cause
 from .culprit_linear import PRODUCTS, Layer, LinearInput, find_input, find_layer, product_operands
@@ -180,10 +182,19 @@ def _batch_born(ctx: RuleContext, d: Diagnosis, sizes: BatchSizes, loss: LossArg
     made it from tensors of another (a `view(-1, ...)` that folded frames into the batch): traced.py. A loss
     the user's code does not spell (a library's model computes it) marks where the model that made the
     predictions was built: a sequence classifier given a token classifier's labels."""
-    for t in failing_operands(ctx):
-        if t.dim() and t.shape[0] == sizes.input != sizes.target:
-            lead = t.shape[0]
-            found = born(ctx, t, lambda m: bool(m.shape) and m.shape[0] == lead)
+    operands = [t for t in failing_operands(ctx) if t.dim()]
+    # NB: the target is marked where one op changed its first dimension (a `.squeeze()` that dropped a batch of
+    # one), unless the input's came from such an op too (a `view(-1, vocab)`: the input is the odd one, and the
+    # target's slice of a batch is how batches are made)
+    changed = {id(t): _lead_changed(ctx, t) for t in operands}
+    if not any(changed[id(t)] for t in operands if t.shape[0] == sizes.input != sizes.target):
+        for t in operands:
+            if t.shape[0] == sizes.target != sizes.input and changed[id(t)] is not None:
+                d = marked(d, changed[id(t)], ctx)
+                break
+    for t in operands:
+        if t.shape[0] == sizes.input != sizes.target:
+            found = _lead_born(ctx, t)
             if found is not None and found.birth is not None and found.birth.inputs:
                 d = marked(d, found, ctx)
             model = built_at(ctx, t) if loss.call is None else None
@@ -193,6 +204,20 @@ def _batch_born(ctx: RuleContext, d: Diagnosis, sizes: BatchSizes, loss: LossArg
                                 code=model.at.record.source_line(model.lineno).strip(), n_target=sizes.target)
             return marked(dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language)), model, ctx)
     return d
+
+
+def _lead_changed(ctx: RuleContext, t: torch.Tensor) -> Optional[Born]:
+    """`_lead_born`, when the op there read one tensor, whose first dimension had another size."""
+    found = _lead_born(ctx, t)
+    birth = found.birth if found is not None else None
+    ok = birth is not None and len(birth.inputs) == 1 and birth.inputs[0].meta.shape[:1] != tuple(t.shape[:1])
+    return found if ok else None
+
+
+def _lead_born(ctx: RuleContext, t: torch.Tensor) -> Optional[Born]:
+    """Where the run gave `t` the size of its first dimension (traced.born)."""
+    lead = t.shape[0]
+    return born(ctx, t, lambda m: bool(m.shape) and m.shape[0] == lead)
 
 
 def _batch_cause_said(ctx: RuleContext, loss: LossArgs, sizes: BatchSizes, cause: BatchCause, shown_in: str,

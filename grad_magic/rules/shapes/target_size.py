@@ -10,6 +10,7 @@ Wording only through catalog keys `shapes.size.*`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
@@ -19,11 +20,15 @@ import torch
 from ... import catalog
 from ...cell import cell_tree, node_span
 from ...edits import make_fix
-from ...facts import shape_text
+from ...facts import dtype_name, shape_text
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
+from ..dtypes.culprit_traced import traced_origin
+from ..dtypes.fix import dtype_fix
 from ..kit import calls_on_line, failed_op, loss_calls, one_line, parenthesised, quote
+from ..places import with_lines
 from ..registry import rule
+from ..traced import failing_operands
 from .culprit import fact
 
 KIND = "target-size-mismatch"
@@ -83,6 +88,10 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
     names = [one_line(ctx.record.source, n) if n is not None else "" for n in
              ((call.input, call.target) if call is not None else (None, None))]
     shown = [quote(n) or ctx.say(f"shapes.the_{side}") for n, side in zip(names, ("input", "target"))]
+    if call is None:
+        d = _float_classes(ctx, sizes, shots)
+        if d is not None:
+            return d
     fix, squeezed = _squeeze_fix(ctx, call, sizes)
     why = [ctx.say("shapes.size.why", input=shown[0], target=shown[1], in_shape=shape_text(sizes.input),
                    target_shape=shape_text(sizes.target))]
@@ -127,3 +136,57 @@ def _squeeze_fix(ctx: RuleContext, call: Any, sizes: Sizes) -> Tuple[Optional[Fi
                                             lineno=ctx.record.error_lineno))
         return fix, (side, dim)
     return None, None
+
+
+def _float_classes(ctx: RuleContext, sizes: Sizes, shots: Any) -> Optional[Diagnosis]:
+    """A library's model computed the loss (no call on the line) from scores (N, C) and a float target (N,)
+    holding whole class numbers below C: float labels made it pick a multi-label loss (transformers'
+    `problem_type` follows the labels' dtype). The labels followed back through the run's record to where they
+    were made float, and made int64 there (dtypes' fix): one class per sample, the loss the model meant."""
+    ops = failing_operands(ctx)
+    if len(sizes.input) != 2 or sizes.input[1] < 2 or sizes.target != sizes.input[:1] or len(ops) < 2:
+        return None
+    target = ops[1]
+    if not target.is_floating_point() or target.is_meta or target.numel() == 0:
+        return None
+    with torch.no_grad():
+        if not torch.equal(target, target.round()) or target.min().item() < 0 or \
+                target.max().item() >= sizes.input[1]:
+            return None
+    traced = traced_origin(ctx, dtype_name(target.dtype), "int64", position=1)
+    if traced is None or traced.origin.spot is None:
+        return None
+    made = traced.origin
+    if not made.name:  # NB: made in a dict a Dataset returns: named by its key (`"labels": torch.tensor(...)`)
+        made = dataclasses.replace(made, name=_key_of(made.stmt, made.spot) or "labels")
+    fix = dtype_fix(traced.at, made, None, "int64", made.name)
+    if fix is None:
+        return None
+    lineno = ctx.record.error_lineno
+    at_line = getattr(made.spot, "lineno", made.stmt.lineno)
+    shown = [ctx.say("shapes.the_input"), ctx.say("shapes.the_target")]
+    why = [ctx.say("shapes.size.why", input=shown[0], target=shown[1], in_shape=shape_text(sizes.input),
+                   target_shape=shape_text(sizes.target)),
+           ctx.say("shapes.size.float_classes", dtype=dtype_name(target.dtype), classes=sizes.input[1],
+                   lineno=at_line, code=traced.at.record.source_line(at_line).strip())]
+    d = traced.at.diagnosis(
+        KIND, ERROR, title=ctx.say("shapes.size.title", input=shown[0], target=shown[1],
+                                   in_shape=shape_text(sizes.input), target_shape=shape_text(sizes.target)),
+        summary=ctx.say("shapes.size.summary"),
+        what=ctx.say("shapes.size.what", lineno=lineno or "?", in_shape=shape_text(sizes.input),
+                     target_shape=shape_text(sizes.target)),
+        why=catalog.sentences(why, ctx.language, capitalise=True), where=traced.at.where(at_line),
+        lines=[at_line], names=[made.name],
+        tensors=[fact(side, s) for side, s in zip(("input", "target"), shots)], fix=fix)
+    return with_lines(d, ctx, [lineno] if lineno else [])
+
+
+def _key_of(stmt: ast.stmt, spot: Any) -> str:
+    """The string key of the dict entry in `stmt` whose value holds `spot`."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() and \
+                        any(n is spot for n in ast.walk(value)):
+                    return key.value
+    return ""

@@ -15,10 +15,11 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import torch
 
 from ...cell import cell_tree
+from ...names import instance_dict
 from ...record import distinct_steps
 from ..context import RuleContext
 from ..kit import dotted, function_around, grad_fn_name
-from ..places import view_on
+from ..places import method_place, view_on
 from .culprit import LOOPS, SCOPES, backward_receivers, is_name, names_in
 
 ALREADY_PLAIN = frozenset({"item", "detach", "tolist", "numpy", "cpu"})
@@ -198,8 +199,13 @@ def grown_by_steps(ctx: RuleContext) -> List[GrowingGraph]:
     for step in distinct_steps(ctx.record.steps, last=True):  # ... as the newest step saw it
         for g in step.growing:
             last[(g.site[0], g.function, g.name)] = g
-    found = []
+    found: List[GrowingGraph] = []
     for g in last.values():
+        if g.function == "<module>" and "." in g.name:  # NB: held by an object the cell names
+            held = _held_grown(ctx, g)
+            if held is not None and all(f.acc.stmt is not held.acc.stmt for f in found):
+                found.append(held)
+            continue
         view = view_on(ctx, *g.site)
         tree = cell_tree(view.record.source) if view is not None else None
         function = function_around(tree, g.site[1]) if tree is not None else None
@@ -227,3 +233,32 @@ def _how_grown(function: ast.AST, acc: Accumulation, grown: Any) -> str:
 def _returned_names(function: ast.AST) -> set:
     return {n.id for r in ast.walk(function) if isinstance(r, ast.Return) and r.value is not None
             for n in ast.walk(r.value) if isinstance(n, ast.Name)}
+
+
+def _held_grown(ctx: RuleContext, grown: Any) -> Optional[GrowingGraph]:
+    """An object's tensor the step watch saw grow (`metrics.losses_track.train_losses['total']`): the method of
+    its holder's class that adds to that attribute in a loop (`self.train_losses[key] += loss[key]`), the one
+    statement that does. The holder is read through instance dicts (no user code runs)."""
+    path = grown.name.split("[", 1)[0].split(".")
+    if len(path) < 2 or not all(p.isidentifier() for p in path):
+        return None
+    holder = ctx.namespace.get(path[0])
+    for part in path[1:-1]:
+        holder = (instance_dict(holder) or {}).get(part)
+    if holder is None:
+        return None
+    found = []
+    for klass in type(holder).__mro__[:-1]:
+        for name, fn in list(vars(klass).items()):
+            place = method_place(ctx, type(holder), name) if callable(fn) and name != "__init__" else None
+            if place is None or not place.node.args.args:
+                continue
+            me = place.node.args.args[0].arg
+            for loop in (n for n in ast.walk(place.node) if isinstance(n, LOOPS)):
+                for stmt in (n for n in ast.walk(loop) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)):
+                    target = stmt.target.value if isinstance(stmt.target, ast.Subscript) else stmt.target
+                    if dotted(target) == f"{me}.{path[-1]}" and _operand_ok(stmt.value) and \
+                            not _already_plain(stmt.value):
+                        found.append(GrowingGraph(place.ctx, Accumulation(f"{me}.{path[-1]}", stmt, stmt.value, loop),
+                                                  grown, ".detach()" if grown.item == "tensor" else ""))
+    return found[0] if len({id(f.acc.stmt) for f in found}) == 1 else None

@@ -1,0 +1,219 @@
+"""The collate family: a DataLoader's default_collate that cannot stack the samples of a batch into one tensor
+(`stack expects each tensor to be equal size, but got [3, 123, 123] at entry 0 and [3, 73, 73] at entry 1`),
+in the loop's process or wrapped as `Caught RuntimeError in DataLoader worker process 0`.
+
+A small family in one module, its sections in the seams' order: the message; the culprit (which field of the
+sample, read from default_collate's own frames on the traceback by identity -- each level's `batch[0]` is an
+item of the level above's; the DataLoader the failing line iterates, its Dataset's `__getitem__` and the
+statement that builds the loader); the fix (a padding `collate_fn=` on that statement, only for sequences that
+differ in their first dimension alone); the card (catalog keys `collate.*`). Never runs user code: the samples
+are read where the traceback holds them.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+import torch.utils.data
+
+from .. import catalog
+from ..cell import cell_tree, node_span
+from ..edits import make_fix
+from ..facts import shape_text
+from ..model import ERROR, Diagnosis, Fix, TextEdit
+from .context import RuleContext, dotted_names
+from .kit import lookup, quote, torch_name
+from .places import Place, getitem_of, global_assignment, returned, view_on, with_lines
+from .registry import rule
+
+KIND = "collate-unequal-sizes"
+
+# -- the message --
+
+# aten/src/ATen/native/TensorShape.cpp (stack's check), torch 1.5 ... 2.13; in a worker the same text after
+# "Caught RuntimeError in DataLoader worker process N.\nOriginal Traceback ..." (torch/_utils.py)
+STACK = re.compile(r"stack expects each tensor to be equal size, but got \[(?P<a>[\d, ]*)\] at entry (?P<i>\d+) "
+                   r"and \[(?P<b>[\d, ]*)\] at entry (?P<j>\d+)")
+COLLATE_FILE = re.compile(r"utils[/\\]data[/\\]_utils[/\\]collate\.py")
+
+
+@dataclass(frozen=True)
+class Unequal:
+    first: Tuple[int, ...]
+    first_entry: int
+    other: Tuple[int, ...]
+    other_entry: int
+    in_worker: bool
+    collate_in_text: bool  # the worker's traceback text passes through default_collate
+
+    @property
+    def sequences(self) -> bool:
+        """Tensors that differ in their first dimension alone: sequences of different lengths."""
+        return len(self.first) == len(self.other) >= 1 and self.first[1:] == self.other[1:]
+
+
+def parse_unequal(message: str) -> Optional[Unequal]:
+    m = STACK.search(message)
+    if m is None:
+        return None
+    dims = [tuple(int(d) for d in m[k].split(",") if d.strip()) for k in ("a", "b")]
+    return Unequal(dims[0], int(m["i"]), dims[1], int(m["j"]), "in DataLoader worker process" in message,
+                   COLLATE_FILE.search(message) is not None)
+
+
+# -- the culprit --
+
+@dataclass(frozen=True)
+class Field:
+    """Where in each sample the unequal tensors are: () the sample itself, (1,) item 1, ("ids",) a key."""
+
+    path: Tuple[Any, ...]
+    kind: str  # "tensor", "sequence" or "mapping": the sample's outer type
+
+
+def collate_frames(exc: Optional[BaseException]) -> List[Any]:
+    """default_collate's `collate` frames on the traceback, outermost first."""
+    tb = exc.__traceback__ if exc is not None else None
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "collate" and COLLATE_FILE.search(code.co_filename):
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
+
+
+def field_of(exc: Optional[BaseException]) -> Optional[Field]:
+    """Which field of the sample default_collate was stacking, found by identity between the levels."""
+    frames = collate_frames(exc)
+    batches = [f.f_locals.get("batch") for f in frames]
+    if not batches or not all(isinstance(b, (list, tuple)) and b for b in batches):
+        return None
+    path: List[Any] = []
+    for outer, inner in zip(batches, batches[1:]):
+        elem, item = outer[0], inner[0]
+        keys = list(elem) if isinstance(elem, dict) else range(len(elem)) if isinstance(elem, (list, tuple)) else []
+        found = [k for k in keys if elem[k] is item]
+        if len(found) != 1:
+            return None
+        path.append(found[0])
+    top = batches[0][0]
+    kind = "mapping" if isinstance(top, dict) else "sequence" if isinstance(top, (list, tuple)) else "tensor"
+    return Field(tuple(path), kind)
+
+
+def loader_on_line(ctx: RuleContext) -> Tuple[str, Optional[torch.utils.data.DataLoader]]:
+    """The one DataLoader the failing line names (`for x, y in loader:`, `next(iter(train_dl))`)."""
+    found = {}
+    for name in dotted_names(ctx.record.source_line(ctx.record.error_lineno)):
+        obj = ctx.names.lookup(name)
+        if isinstance(obj, torch.utils.data.DataLoader):
+            found.setdefault(id(obj), (name, obj))
+    return next(iter(found.values())) if len(found) == 1 else ("", None)
+
+
+def loader_built(ctx: RuleContext, name: str) -> Optional[Place]:
+    """The `DataLoader(...)` call that built the loader: a top-level `name = DataLoader(...)` of this cell before
+    the failing line, else of an earlier cell."""
+    tree = cell_tree(ctx.record.source)
+    mine = [s for s in (tree.body if tree is not None and not ctx.elsewhere else [])
+            if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+            and s.lineno < (ctx.record.error_lineno or 0)]
+    place = Place(ctx, tree, mine[-1]) if mine else global_assignment(ctx, name) if name.isidentifier() else None
+    if place is None:
+        return None
+    calls = [c for c in ast.walk(place.node) if isinstance(c, ast.Call)
+             and lookup(place.ctx, c.func) is torch.utils.data.DataLoader]
+    return Place(place.ctx, place.tree, calls[0]) if len(calls) == 1 else None
+
+
+# -- the fix --
+
+PAD = "{t}.nn.utils.rnn.pad_sequence({items}, batch_first=True)"
+DEFAULT = "{t}.utils.data.default_collate({items})"
+
+
+def collate_text(t: str, field: Field) -> Optional[str]:
+    """A `collate_fn` that pads the field's sequences with zeros to the longest and collates the rest as
+    default_collate does."""
+    if field.kind == "tensor" and not field.path:
+        return f"lambda batch: {PAD.format(t=t, items='batch')}"
+    if len(field.path) != 1:
+        return None
+    k = field.path[0]
+    if field.kind == "sequence":
+        pad, rest = PAD.format(t=t, items="list(f)"), DEFAULT.format(t=t, items="list(f)")
+        return f"lambda batch: [{pad} if i == {k} else {rest} for i, f in enumerate(zip(*batch))]"
+    items = "[d[k] for d in batch]"
+    pad, rest = PAD.format(t=t, items=items), DEFAULT.format(t=t, items=items)
+    return f"lambda batch: {{k: {pad} if k == {k!r} else {rest} for k in batch[0]}}"
+
+
+def padding_fix(built: Place, field: Optional[Field], description: str) -> Optional[Fix]:
+    call = built.node
+    if field is None or not isinstance(call, ast.Call) or any(k.arg == "collate_fn" for k in call.keywords):
+        return None
+    t = torch_name(built.ctx, built.tree)
+    text = collate_text(t, field) if t else None
+    if text is None:
+        return None
+    source = built.ctx.record.source
+    _, end = node_span(source, call)
+    return make_fix(source, [TextEdit(end - 1, end - 1, f", collate_fn={text}")], description)
+
+
+# -- the card --
+
+@rule(KIND, raises=RuntimeError, parse=parse_unequal, matches=(
+    "stack expects each tensor to be equal size, but got [3, 123, 123] at entry 0 and [3, 73, 73] at entry 1 "
+    "(default_collate, also inside 'Caught RuntimeError in DataLoader worker process 0')",
+), fix="a `collate_fn=` on the DataLoader that pads sequences of different lengths (torch.nn.utils.rnn."
+       "pad_sequence), when the samples differ in their first dimension alone")
+def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]:
+    """A DataLoader's default_collate given samples whose tensors have different shapes."""
+    if not (collate_frames(ctx.exception) or err.in_worker and err.collate_in_text):
+        return None  # NB: a torch.stack of the user's own (their collate_fn included): not default_collate's
+    name, loader = loader_on_line(ctx)
+    if loader is None:
+        return None
+    field = None if err.in_worker else field_of(ctx.exception)
+    built = loader_built(ctx, name)
+    fix = padding_fix(built, field, built.ctx.say("collate.fix", loader=name, lineno=built.node.lineno)) \
+        if built is not None and err.sequences else None
+    lineno = ctx.record.error_lineno
+    where_field = _field_said(ctx, field)
+    sizes = dict(a=shape_text(err.first), i=err.first_entry, b=shape_text(err.other), j=err.other_entry)
+    why = [ctx.say("collate.why", loader=quote(name), field=where_field, **sizes)]
+    why.append(ctx.say("collate.why_sequences" if err.sequences else "collate.why_images", **sizes))
+    if fix is None:
+        why.append(ctx.say("collate.no_fix_worker" if err.in_worker and err.sequences else "collate.no_fix"))
+    at = built.ctx if built is not None and fix is not None else ctx  # NB: the card is where its fix is
+    d = at.diagnosis(
+        KIND, ERROR, title=ctx.say("collate.title", loader=quote(name), field=where_field, **sizes),
+        summary=ctx.say("collate.summary"),
+        what=ctx.say("collate.what", lineno=lineno or "?", loader=quote(name), **sizes),
+        why=catalog.sentences(why, ctx.language, capitalise=True), where=ctx.where(lineno),
+        lines=[built.node.lineno] if at is not ctx else [lineno], names=[name] if name.isidentifier() else [],
+        fix=fix)
+    if at is not ctx:
+        d = with_lines(d, ctx, [lineno])
+    elif built is not None:
+        d = with_lines(d, built.ctx, [built.node.lineno])
+    return _getitem_marked(ctx, d, loader)
+
+
+def _field_said(ctx: RuleContext, field: Optional[Field]) -> str:
+    if field is None or not field.path:
+        return ctx.say("collate.the_samples")
+    return ctx.say("collate.field", field="".join(f"[{k!r}]" for k in field.path))
+
+
+def _getitem_marked(ctx: RuleContext, d: Diagnosis, loader: Any) -> Diagnosis:
+    """`d` with the `return` lines of the Dataset's `__getitem__`, where each sample gets its shape."""
+    place = getitem_of(ctx, loader)
+    if place is None:
+        return d
+    lines = [v.lineno for v in returned(place)][:2]
+    return with_lines(d, place.ctx, lines or [place.node.lineno])

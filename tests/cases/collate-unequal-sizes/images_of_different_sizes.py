@@ -1,0 +1,3 @@
+%%gradcheck
+batch = next(iter(train_dl))
+print(batch["image"].shape)

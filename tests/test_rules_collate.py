@@ -1,0 +1,87 @@
+"""collate-unequal-sizes (rules/collate.py): torch's messages in the loop's process and from a worker, the field
+read from default_collate's frames, the padding collate_fn, and cards through a real shell whose fixes run again
+in a fresh session."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from grad_magic.rules.collate import Field, Unequal, collate_text, field_of, parse_unequal
+from earlier_cells import card_of, fix_runs_clean
+
+
+def _raised(samples, **loader):
+    with pytest.raises(RuntimeError) as info:
+        next(iter(DataLoader(samples, batch_size=2, **loader)))
+    return info.value
+
+
+def test_the_messages_of_this_torch_are_the_ones_keyed_on():
+    err = parse_unequal(str(_raised([torch.zeros(3, 10, 10), torch.zeros(3, 11, 11)])))
+    assert err == Unequal((3, 10, 10), 0, (3, 11, 11), 1, False, False) and not err.sequences
+    assert parse_unequal(str(_raised([torch.zeros(5), torch.zeros(8)]))).sequences
+    assert parse_unequal(str(_raised([torch.zeros(5, 4), torch.zeros(8, 4)]))).sequences
+    worker = parse_unequal(str(_raised([torch.zeros(5), torch.zeros(8)], num_workers=1)))
+    assert worker is not None and worker.in_worker and worker.collate_in_text
+    assert parse_unequal("Sizes of tensors must match except in dimension 1") is None
+
+
+@pytest.mark.parametrize("samples,field", [
+    ([torch.zeros(5), torch.zeros(8)], Field((), "tensor")),
+    ([(torch.zeros(5), 0), (torch.zeros(8), 1)], Field((0,), "sequence")),
+    ([(1, torch.zeros(5)), (0, torch.zeros(8))], Field((1,), "sequence")),
+    ([{"ids": torch.zeros(5), "y": 0}, {"ids": torch.zeros(8), "y": 1}], Field(("ids",), "mapping")),
+    ([{"x": (torch.zeros(2), torch.zeros(5))}, {"x": (torch.zeros(2), torch.zeros(8))}], Field(("x", 1), "mapping")),
+])
+def test_the_field_is_read_from_default_collates_frames(samples, field):
+    assert field_of(_raised(samples)) == field
+
+
+@pytest.mark.parametrize("samples,field", [
+    ([torch.arange(5), torch.arange(8)], Field((), "tensor")),
+    ([(torch.arange(5), 0), (torch.arange(8), 1)], Field((0,), "sequence")),
+    ([(1, torch.ones(5, 2)), (0, torch.ones(8, 2))], Field((1,), "sequence")),
+    ([{"ids": torch.arange(5), "y": 0}, {"ids": torch.arange(8), "y": 1}], Field(("ids",), "mapping")),
+])
+def test_the_padding_collate_fn_pads_the_field_and_collates_the_rest(samples, field):
+    collate = eval(collate_text("torch", field), {"torch": torch})
+    batch = next(iter(DataLoader(samples, batch_size=2, collate_fn=collate)))
+    padded = batch if field.kind == "tensor" else batch[field.path[0]]
+    assert padded.shape[:2] == (2, 8) and padded[0, 5:].abs().sum() == 0
+    assert collate_text("torch", Field(("x", 1), "mapping")) is None  # nested: no fix
+
+
+# -- through the shell --
+
+def test_sequences_in_dicts_from_an_earlier_cells_loader_are_padded_there(shell):
+    cells = ["import torch\nfrom torch.utils.data import DataLoader\n"
+             "items = [{'ids': torch.randint(0, 9, (n,)), 'label': n % 2} for n in (3, 7, 4, 6)]\n"
+             "train_loader = DataLoader(items, batch_size=2)\n",
+             "%%gradcheck\nfor batch in train_loader:\n    total = batch['ids'].sum()\n"]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    assert "`['ids']`" in d.title and (1, 4) in [(sl.cell, sl.lineno) for sl in d.lines]
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "batch_size=2, collate_fn=lambda batch: {k: torch.nn.utils.rnn.pad_sequence(" in fixed[0]
+
+
+def test_a_worker_process_batch_is_explained_without_a_fix(shell):
+    cells = ["%%gradcheck\nimport torch\nfrom torch.utils.data import DataLoader\n"
+             "loader = DataLoader([torch.zeros(5), torch.zeros(8)], batch_size=2, num_workers=1)\n"
+             "for x in loader:\n    pass\n"]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    assert d.fix is None and "num_workers=0" in d.why
+
+
+def test_a_stack_of_the_users_own_is_not_a_collate_card(shell):
+    cells = ["%%gradcheck\nimport torch\nparts = [torch.zeros(5), torch.zeros(8)]\nbatch = torch.stack(parts)\n"]
+    card_of(shell, cells, "generic", raises=RuntimeError)
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    cells = ["%%gradcheck\nimport torch\nfrom torch.utils.data import DataLoader\n"
+             "loader = DataLoader([torch.zeros(3, 4, 4), torch.zeros(3, 5, 5)], batch_size=2)\n"
+             "x = next(iter(loader))\n"]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    assert d.language == "zh" and "Resize" in d.why and d.fix is None

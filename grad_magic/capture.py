@@ -37,6 +37,7 @@ from .stacks import TraceFilter
 from .lightfail import rebuild_failure
 from .lighttrack import WRAPPER_CODE, LightTracker
 from .provenance import Lineage
+from .modewatch import ModeWatch
 from .samplerwatch import SamplerWatch
 from .tracker import OpLog, OpTracker
 
@@ -72,6 +73,7 @@ class Capture:
         self._steps: Optional[StepWatch] = None
         self._light: Optional[LightTracker] = None  # NB: fast mode's tracker: the failed op is rebuilt after
         self._samplers: Optional[SamplerWatch] = None
+        self._modes: Optional[ModeWatch] = None
         self._warnings: List[CapturedWarning] = []
         self.record: Optional[RunRecord] = None
         self.diagnoses: List[Diagnosis] = []
@@ -127,6 +129,9 @@ class Capture:
             self._samplers = samplers = SamplerWatch(self._sources, self._filename)
             undo.append(samplers.uninstall)
             samplers.install()
+            self._modes = modes = ModeWatch(self._sources, self._filename, lambda: steps.count)
+            undo.append(modes.uninstall)
+            modes.install()
             for owner, params in ZERO_GRAD_OWNERS:
                 cleared = ZeroGradWatch(owner, params, steps)
                 undo.append(cleared.uninstall)
@@ -205,7 +210,8 @@ class Capture:
             sources=self._sources, probed=probe(exc, self._steps.steps if self._steps else [],
                                                 self.options.anomaly, self.options.check_nan) if probed else None,
             compiled=bool(log and log.compiled) or _through_compiled(exc),
-            lineage=log.lineage if log else None, samplers=self._samplers.uses() if self._samplers else ())
+            lineage=log.lineage if log else None, samplers=self._samplers.uses() if self._samplers else (),
+            modes=self._modes.switches() if self._modes else ())
 
 
 def _off_in_child() -> None:

@@ -133,6 +133,7 @@ class RunRecord:
     compiled: bool = False  # the run went through torch.compile'd code, which the trackers step aside for
     lineage: Any = field(default=None, repr=False)  # provenance.Lineage: where the run's tensors came from (full mode)
     samplers: Tuple[Any, ...] = ()  # samplerwatch.SamplerUse: the DistributedSamplers the run iterated
+    modes: Tuple[Any, ...] = ()  # modewatch.ModeSwitch: the train()/eval() calls the user's code made
     # NB: a rule sees the run from one user frame at a time (rules/context.py): `filename`, `source`,
     # `error_lineno`, `error_locals` and each event's `lineno` are that frame's; `focus` is the frame
     # (None: the running cell) and `outer` the record as the cell saw it.

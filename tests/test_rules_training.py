@@ -274,6 +274,35 @@ def test_an_evaluate_helper_inside_a_train_helper_is_found_and_fixed_there(shell
     assert fixed_and_run_again(shell, d, "fit(model, opt, 3)\n") == []
 
 
+SET_MODE = ("def set_mode(mode, models):\n    for m in models:\n        if mode == 'eval':\n            m.eval()\n"
+            "        else:\n            m.train()\n\n\n"
+            "def check(m):\n    set_mode('eval', [m])\n    with torch.no_grad():\n        return criterion(m(x), y).item()\n")
+
+
+def test_an_eval_switch_two_calls_deep_is_named_from_the_runs_record(shell):
+    """The model is put in eval() mode by a generic helper that an evaluation function calls (clevr-iep's
+    `set_mode('eval', [...])` in `check_accuracy`): no line spells `model.eval()`. The mode watch saw the switch:
+    the card marks the `m.eval()` that ran and the call that led to it, and its fix trains in train() mode."""
+    cell = ("set_mode('train', [model])\nfor i, (xb, yb) in enumerate(batches):\n    opt.zero_grad()\n"
+            "    criterion(model(xb), yb).backward()\n    opt.step()\n    if i == 0:\n        check(model)\n")
+    d = next(d for d in helper_run(shell, SET_MODE, cell) if d.kind == "train-eval-mode")
+    where = {(sl.cell, sl.lineno, sl.function) for sl in d.lines}
+    assert {(2, 4, "set_mode"), (2, 10, "check")} <= where
+    assert "`model` was put in eval() mode on line 4" in d.why
+    assert d.fix is not None and not d.fix.elsewhere
+    assert run(shell, d.fix.source).success and mine(grad_magic.last_diagnoses()) == []
+
+
+def test_an_eval_switch_put_back_before_the_next_step_is_not_named(shell):
+    """`check()` puts the model in eval() mode and the loop puts it back before its next step: that switch is
+    no culprit (the steps in eval() mode come from the `model.eval()` before the loop)."""
+    cell = ("model.eval()\nfor i, (xb, yb) in enumerate(batches):\n    opt.zero_grad()\n"
+            "    criterion(model(xb), yb).backward()\n    opt.step()\n    check(model)\n    model.train()\n")
+    d = next(d for d in helper_run(shell, SET_MODE, cell) if d.kind == "train-eval-mode")
+    assert not any(sl.cell == 2 for sl in d.lines)
+    assert (3, 2) in {(sl.cell, sl.lineno) for sl in d.lines}  # NB: the `model.eval()` before the loop
+
+
 TRAINER = ("class Trainer:\n    def __init__(self, model, optim):\n        self.model, self.optim = model, optim\n\n"
            "    def validate(self):\n        self.model.eval()\n        with torch.no_grad():\n"
            "            return criterion(self.model(x), y).item()\n\n"

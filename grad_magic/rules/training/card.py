@@ -212,7 +212,7 @@ def _steps_card(ctx: RuleContext, steps: EvalSteps) -> Diagnosis:
         why=catalog.sentences(why, ctx.language), where=view.where(steps.step_line),
         lines=sorted({n for n in (steps.step_line, steps.anchor.lineno if steps.anchor else None, *steps.once)
                       if n}), names=[name], fix=fix)
-    for at, line in steps.evals:
+    for at, line in (*steps.evals, *steps.led):
         d = with_lines(d, at, [line])
     return d
 

@@ -5,10 +5,11 @@ leaves the model in eval() mode.
 
 Where: the frame that held the model at the step (its cell, its name for the model: `self.model`, `model`);
 the fix puts `<model>.train()` before the loop's forward there, so that each pass trains in train() mode
-whatever ran before it. The card also names the `.eval()` calls of the functions that loop calls, and a
-`<model>.train()` that runs once before the loop.
-May touch: the run record's steps (their held models, weak references to the layers in eval() mode), the
-models' registries (names of their layers), the syntax of the cells the frames ran in.
+whatever ran before it. The card also names where the run put those layers in eval() mode and nothing put them
+back before a step (the mode watch's record, modewatch.py: an `evaluate()` the loop calls, however deep its
+`.eval()` sits), and a `<model>.train()` that runs once before the loop.
+May touch: the run record's steps (their held models, weak references to the layers in eval() mode) and mode
+switches, the models' registries (names of their layers), the syntax of the cells the frames ran in.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from ...cell import cell_tree, enclosing_statement
 from ...record import distinct_steps, step_counts
 from ..context import RuleContext
 from ..kit import dotted, function_around, spans, starts_line
-from ..places import cells_before, function_place, module_path, spelled, view_on
-from .culprit import LOOPS, body_of
+from ..places import cells_before, module_path, spelled, view_on
+from .culprit import LOOPS, body_of, submodules
 
 SHOWN = 8  # layers named
 
@@ -40,9 +41,10 @@ class EvalSteps:
     total: int  # steps of the model
     step_line: Optional[int]  # the frame's line at the step, in its cell
     anchor: Optional[ast.stmt]  # the statement `<path>.train()` goes before (None: no certain place)
-    evals: Tuple[Tuple[RuleContext, int], ...]  # `.eval()` calls of the functions the loop calls
+    evals: Tuple[Tuple[RuleContext, int], ...]  # the run's `.eval()` calls that left it in eval() mode at a step
     once: Tuple[int, ...]  # `<path>.train()` lines before the loop (in the view), run once
     came_in_eval: bool = False  # the first step already found it in eval() mode (an earlier cell put it there)
+    led: Tuple[Tuple[RuleContext, int], ...] = ()  # the calls that led to those `.eval()` calls (`evaluate(m)`)
 
 
 def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
@@ -75,12 +77,12 @@ def trained_in_eval_steps(ctx: RuleContext) -> Optional[EvalSteps]:
     loops = _loops_around(tree, line)
     anchor = _anchor(tree, stmt, held.path) if stmt is not None else None
     total, in_eval = counts[id(model)]
-    evals = _eval_calls(view, tree, loops[0], held.path) if loops else []
+    evals, led = _switches_to_eval(ctx, live, sum(times.values()))
     came = in_eval == total
     if came and not evals:  # NB: the model came into the run in eval() mode: the earlier cell that put it there
         evals = [e for e in [_earlier_eval(ctx, name)] if e is not None]
     return EvalSteps(view, name, held.path, layers, in_eval, total, line, anchor, tuple(evals),
-                     tuple(_train_once(tree, loops[-1], held.path)) if loops else (), came)
+                     tuple(_train_once(tree, loops[-1], held.path)) if loops else (), came, tuple(led))
 
 
 def _earlier_eval(ctx: RuleContext, name: str) -> Optional[Tuple[RuleContext, int]]:
@@ -150,50 +152,35 @@ def _mode_call(node: ast.AST, mode: str) -> bool:
     return node.func.attr == "train" and not node.args and not node.keywords
 
 
-def _eval_calls(view: RuleContext, tree: ast.Module, loop: ast.stmt, path: str) -> List[Tuple[RuleContext, int]]:
-    """`.eval()` calls of the model in the loop, and in the functions and methods the loop calls (one level)."""
-    last = path.rsplit(".", 1)[-1]
-    found = [(view, c.lineno) for c in ast.walk(loop) if _mode_call(c, "eval") and dotted(c.func.value) == path]
-    for call in (c for c in ast.walk(loop) if isinstance(c, ast.Call)):
-        place = _callee(view, tree, loop, call)
-        if place is None:
+def _switches_to_eval(ctx: RuleContext, live: List[Any], ran: int
+                      ) -> Tuple[List[Tuple[RuleContext, int]], List[Tuple[RuleContext, int]]]:
+    """Where the run put the layers in `live` in eval() mode and nothing put them back before a step (the mode
+    watch's record of the user's `train()`/`eval()` calls, modewatch.py): the call of each such switch (`m.eval()`),
+    and the lines that led to it from outside (`set_mode('eval', ...)` in `check_accuracy`, `evaluate(m)` in
+    the loop)."""
+    switches = (ctx.record.outer or ctx.record).modes
+    calls: List[Tuple[RuleContext, int]] = []
+    callers: List[Tuple[RuleContext, int]] = []
+    for i, switch in enumerate(switches):
+        if switch.training or switch.after_steps >= ran or not _covers(switch, live):
             continue
-        callee_ctx, node = place
-        params = _model_parameters(node, call, path)
-        found += [(callee_ctx, c.lineno) for c in ast.walk(node) if _mode_call(c, "eval")
-                  and dotted(c.func.value) is not None and (dotted(c.func.value).rsplit(".", 1)[-1] == last
-                                                             or dotted(c.func.value) in params)]
-    return list(dict.fromkeys(found))
+        if any(later.training and later.after_steps == switch.after_steps and _covers(later, live)
+               for later in switches[i + 1:]):
+            continue  # NB: put back before the next step
+        for k, (filename, line) in enumerate(switch.frames[:2]):
+            view = view_on(ctx, filename, line)
+            if view is not None:
+                (callers if k else calls).append((view, line))
+    return list(dict.fromkeys(calls)), list(dict.fromkeys(callers))
 
 
-def _callee(view: RuleContext, tree: ast.Module, loop: ast.stmt, call: ast.Call
-            ) -> Optional[Tuple[RuleContext, ast.AST]]:
-    """The def a call in the loop runs: `self.validate()` in the same class, `evaluate(...)` by its name."""
-    func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and spans(c, loop.lineno)), None)
-        node = next((f for f in (cls.body if cls is not None else []) if isinstance(f, ast.FunctionDef)
-                     and f.name == func.attr), None)
-        return (view, node) if node is not None else None
-    if isinstance(func, ast.Name):
-        local = next((f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == func.id), None)
-        if local is not None:
-            return view, local
-        place = function_place(view, view.names.lookup(func.id))
-        return (place.ctx, place.node) if place is not None else None
-    return None
-
-
-def _model_parameters(node: ast.AST, call: ast.Call, path: str) -> List[str]:
-    """The callee's parameters the call hands the model to (`evaluate(model, ...)` -> its first one)."""
-    args = getattr(node, "args", None)
-    if args is None:
-        return []
-    names = [a.arg for a in args.args]
-    if names[:1] == ["self"] and isinstance(call.func, ast.Attribute):
-        names = names[1:]
-    found = [names[i] for i, a in enumerate(call.args) if i < len(names) and dotted(a) == path]
-    return found + [k.arg for k in call.keywords if k.arg and dotted(k.value) == path]
+def _covers(switch: Any, live: List[Any]) -> bool:
+    """Whether the switched module is one of the layers in `live` or holds one."""
+    module = switch.ref() if switch.ref is not None else None
+    if module is None:
+        return False
+    under = {id(m) for _, m in submodules("", module, set())}
+    return any(id(layer) in under for layer in live)
 
 
 def fix_spot_starts_line(steps: EvalSteps) -> bool:

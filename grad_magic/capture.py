@@ -31,7 +31,7 @@ from .record import ANOMALY_REPORT, CapturedWarning, RunRecord
 from . import tracker as tracker_module
 from .torchstate import AnomalyWatch, pop_function_mode, push_function_mode
 from .warnwatch import RECORDER_CODE, WarningRecorder
-from .sources import Sources, plain_sources
+from .sources import Sources, entries_with_names, plain_sources
 from .stephooks import ZERO_GRAD_OWNERS, StepWatch, ZeroGradWatch, unregister_optimizer_hooks
 from .stacks import TraceFilter
 from .lightfail import rebuild_failure
@@ -250,11 +250,9 @@ def _error_site(exc: Optional[BaseException], filename: Optional[str]):
     if isinstance(exc, SyntaxError) and exc.filename == filename:
         return exc.lineno, None
     found = (None, None)
-    tb = exc.__traceback__
-    while tb is not None:
+    for tb, line, names in entries_with_names(exc.__traceback__):  # NB: a comprehension's names with its line's
         if tb.tb_frame.f_code.co_filename == filename:
-            found = (tb.tb_lineno, tb.tb_frame.f_locals)
-        tb = tb.tb_next
+            found = (line, names)
     return found
 
 

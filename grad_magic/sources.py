@@ -185,8 +185,8 @@ class Sources:
         """The user frames of a traceback, outermost first, each with its variables; then, for an error a
         DataLoader worker raised (`exc`), the user frames of the worker's own traceback, read from its text
         (`__getitem__`, the collate function: no variables, the worker process is gone)."""
-        here = tuple(Frame(self.site(t.tb_frame.f_code, t.tb_lineno), t.tb_frame.f_locals)
-                     for t in _entries(tb) if self.is_user(t.tb_frame.f_code.co_filename))
+        here = tuple(Frame(self.site(t.tb_frame.f_code, line), names)
+                     for t, line, names in entries_with_names(tb) if self.is_user(t.tb_frame.f_code.co_filename))
         return here + self.worker_frames(exc)
 
     def worker_frames(self, exc: Optional[BaseException]) -> Tuple[Frame, ...]:
@@ -226,6 +226,32 @@ def _entries(tb: Optional[TracebackType]) -> Iterator[TracebackType]:
     while tb is not None:
         yield tb
         tb = tb.tb_next
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+
+
+def entries_with_names(tb: Optional[TracebackType]) -> List[Tuple[TracebackType, int, Mapping[str, Any]]]:
+    """(entry, line, variables) of each traceback entry, outermost first; a comprehension's entry is folded into
+    the entry of the line that runs it, their variables together (`[q(x) for q in self.heads]`: `q`, `x` and
+    `self` at one line), as Python 3.12 runs comprehensions inline (PEP 709) and a rule reads a line's names."""
+    found: List[Tuple[TracebackType, int, Mapping[str, Any]]] = []
+    for t in _entries(tb):
+        code = t.tb_frame.f_code
+        if code.co_name in _COMPREHENSIONS and found:
+            outer, line, names = found[-1]
+            if outer.tb_frame.f_code.co_filename == code.co_filename and _spans(code, line):
+                inner = {k: v for k, v in t.tb_frame.f_locals.items() if not k.startswith(".")}
+                found[-1] = (outer, t.tb_lineno, {**names, **inner})  # NB: the comprehension's line: the op's own
+                continue
+        found.append((t, t.tb_lineno, t.tb_frame.f_locals))
+    return found
+
+
+def _spans(code: Any, line: int) -> bool:
+    """Whether `line` is one of the lines of a comprehension's code (the statement that runs it)."""
+    lines = [n for _, _, n in code.co_lines() if n is not None]
+    return bool(lines) and min(lines) <= line <= max(lines)
 
 
 def _typed_cell(shell: Any, number: int) -> Optional[str]:

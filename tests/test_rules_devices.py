@@ -517,6 +517,23 @@ def test_layers_kept_in_a_plain_list_become_a_module_list(shell):
     fix_runs_clean(shell, cells, d)
 
 
+def test_heads_kept_in_a_plain_list_and_called_in_a_comprehension_become_a_module_list(shell):
+    """The heads are called in a list comprehension (`[head(x) for head in self.heads]`, marl-offpolicy's MADDPG
+    critic): on Python 3.11 the comprehension is a frame of its own, holding `head` but not `self`; the rule reads
+    the line's names from both, as Python 3.12 runs it inline."""
+    cells = [SETUP,
+             "class Critic(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+             "        self.body = nn.Linear(4, 8)\n        self.heads = [nn.Linear(8, 1) for _ in range(n)]\n\n"
+             "    def forward(self, x):\n        x = torch.relu(self.body(x))\n"
+             "        return torch.cat([head(x) for head in self.heads], 1)\n",
+             "critic = Critic(2).to(device)\n",
+             "%%gradcheck\nq = critic(torch.randn(3, 4, device=device))\n"]
+    d = _cells_card(shell, cells)
+    assert (2, 5) in lines_of(d) and (2, 9) in lines_of(d)
+    assert "        self.heads = nn.ModuleList([nn.Linear(8, 1) for _ in range(n)])\n" in d.fix.elsewhere[0].source
+    fix_runs_clean(shell, cells, d)
+
+
 def test_every_tensor_of_a_dict_a_helper_returns_is_made_on_the_device(shell):
     cells = [SETUP,
              "def encode(rows):\n    ids = torch.tensor(rows)\n"

@@ -232,6 +232,20 @@ def test_a_classifier_of_an_earlier_cells_model_gets_the_labels_count_there(shel
     assert "self.fc = nn.Linear(4, 5)" in fix_runs_clean(shell, cells, d)[0]
 
 
+def test_labels_a_dataset_makes_one_based_are_marked_where_its_getitem_makes_them(shell):
+    """The labels come out of a DataLoader: the card names the statement of the Dataset's `__getitem__` that made
+    them (an annotation file's class ids 1 and 2 for a 2-way head), where their values are chosen."""
+    cells = ["import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, Dataset\n",
+             "class Pairs(Dataset):\n    def __init__(self, xs, ids):\n        self.xs, self.ids = xs, ids\n\n"
+             "    def __len__(self):\n        return len(self.xs)\n\n    def __getitem__(self, i):\n"
+             "        label = int(self.ids[i])\n        return self.xs[i], label\n",
+             "loader = DataLoader(Pairs(torch.randn(8, 3), [1, 2] * 4), batch_size=4)\nmodel = nn.Linear(3, 2)\n",
+             "%%gradcheck\nfor x, y in loader:\n    loss = nn.functional.cross_entropy(model(x), y)\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert (2, 9) in lines_of(d)
+    assert "The labels are what `Pairs.__getitem__` returns, made on line 9 of its cell" in d.why
+
+
 def test_a_head_replaced_after_the_model_was_made_gets_one_output_per_class_name(shell):
     cells = ["import torch\nimport torch.nn as nn\n",
              'class_names = ["a", "b", "c", "d", "e"]\nx = torch.randn(10, 3)\ny = torch.arange(10) % len(class_names)\n',

@@ -314,6 +314,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "负数标签（{label}）不是任何类别：如果它表示没有标注的样本，请给损失函数传入 "
               "`ignore_index={label}`。",
     },
+    "shapes.target.from_dataset": {
+        "en": "The labels are what `{getitem}` returns, made on line {lineno} of its cell: that is where their "
+              "values must become 0 to {last}.",
+        "zh": "这些标签是 `{getitem}` 返回的，在其所在单元格的第 {lineno} 行生成：应当在那里让它们的取值落在 0 到 {last} 之间。",
+    },
     "shapes.target.one_based": {
         "en": "Label {label} equals the number of outputs. Either the labels start at 1 (then use `y - 1`), or "
               "there are more classes than {layer}'s {classes} outputs (then raise its out_features).",

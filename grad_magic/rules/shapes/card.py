@@ -6,6 +6,7 @@ ctx.say and catalog.sentences (the sentences are written to follow a colon: capi
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import List, Optional
 
@@ -20,6 +21,7 @@ from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
 from ..places import spelled, with_lines
 from ..registry import rule
+from ..dtypes.culprit_beyond import LoaderOrigin, loader_origin
 from ..traced import Born, born, built_at, failing_operands, marked, target_values_born
 from .culprit import LossArgs, assigned_before, fact, find_loss, loss_facts
 from .culprit_batch import BatchCause, batch_cause
@@ -263,7 +265,22 @@ def target_out_of_range(ctx: RuleContext, err: BadTarget) -> Optional[Diagnosis]
         d = marked(d, target_values_born(ctx, operands[1], err.label), ctx)
         if not classes.ctors:
             d = marked(d, built_at(ctx, operands[0]), ctx)
-    return d
+    made = _made_by_dataset(ctx, tree, loss)
+    if made is None or classes.count is None:
+        return d
+    said = ctx.say("shapes.target.from_dataset", getitem=made.getitem, lineno=made.origin.stmt.lineno,
+                   last=classes.count - 1)
+    d = dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language))
+    return marked(d, Born(made.at, made.origin.stmt.lineno, None), ctx)
+
+
+def _made_by_dataset(ctx: RuleContext, tree: Optional[ast.Module], loss: LossArgs) -> Optional[LoaderOrigin]:
+    """For labels a loop takes from a DataLoader: the statement of the Dataset's `__getitem__` (or the user's
+    collate_fn) that made them -- where their values are chosen."""
+    name = loss.target_name
+    if tree is None or not name or not name.isidentifier() or ctx.record.error_lineno is None:
+        return None
+    return loader_origin(ctx, tree, [name], ctx.record.error_lineno, "int64")
 
 
 def _target_card(ctx: RuleContext, loss: LossArgs, classes: Classes, err: BadTarget, fix: Optional[Fix],

@@ -243,7 +243,7 @@ def test_labels_a_dataset_makes_one_based_are_marked_where_its_getitem_makes_the
              "%%gradcheck\nfor x, y in loader:\n    loss = nn.functional.cross_entropy(model(x), y)\n"]
     d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
     assert (2, 9) in lines_of(d)
-    assert "The labels are what `Pairs.__getitem__` returns, made on line 9 of its cell" in d.why
+    assert "The labels are what `Pairs.__getitem__` returns, made on line 9 of In [2]: that is where" in d.why
 
 
 def test_a_head_replaced_after_the_model_was_made_gets_one_output_per_class_name(shell):
@@ -271,6 +271,22 @@ def test_a_class_list_that_is_not_all_names_says_nothing_about_the_labels(shell)
 
 
 # -- target-size-mismatch --
+
+def test_a_target_of_index_lists_is_marked_where_the_dataset_makes_it(shell):
+    """Multi-label targets given as lists of class indices (two per sample) against three scores: the shapes
+    differ in their last dimension, no squeeze fixes it, and the card names where the run gave the target that
+    dimension -- `torch.tensor(self.topics[i])` in the Dataset's `__getitem__`, collated by the DataLoader."""
+    cells = ["import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, Dataset\n",
+             "class Topics(Dataset):\n    def __init__(self, xs, topics):\n        self.xs, self.topics = xs, topics\n\n"
+             "    def __len__(self):\n        return len(self.xs)\n\n    def __getitem__(self, i):\n"
+             "        return self.xs[i], torch.tensor(self.topics[i])\n",
+             "loader = DataLoader(Topics(torch.randn(8, 5), [[0, 2], [1, 2]] * 4), batch_size=4)\n"
+             "model = nn.Linear(5, 3)\ncriterion = nn.BCEWithLogitsLoss()\n",
+             "%%gradcheck\nfor x, y in loader:\n    loss = criterion(model(x), y.float())\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (2, 9) in lines_of(d)
+    assert "The target's 2 values per sample are made on line 9 of In [2]: `return self.xs[i], torch.tensor(self.topics[i])`" in d.why
+
 
 def test_target_size_wordings_of_this_torch_are_the_ones_keyed_on():
     from grad_magic.rules.shapes.target_size import Sizes, parse_sizes

@@ -230,6 +230,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "no fix is proposed.",
         "zh": "两个形状的差别不止一个大小为 1 的维度，哪一个不对需要你来判断：因此不提供修复。",
     },
+    "shapes.size.target_made": {
+        "en": "The target's {size} values per sample are made on line {lineno}: `{code}`.",
+        "zh": "目标张量每个样本的 {size} 个值是在第 {lineno} 行生成的：`{code}`。",
+    },
     "shapes.size.fix": {
         "en": "Squeeze out the size-1 dimension {dim} of `{name}` on line {lineno}",
         "zh": "在第 {lineno} 行去掉 `{name}` 的第 {dim} 维（大小为 1）",
@@ -315,9 +319,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "`ignore_index={label}`。",
     },
     "shapes.target.from_dataset": {
-        "en": "The labels are what `{getitem}` returns, made on line {lineno} of its cell: that is where their "
-              "values must become 0 to {last}.",
-        "zh": "这些标签是 `{getitem}` 返回的，在其所在单元格的第 {lineno} 行生成：应当在那里让它们的取值落在 0 到 {last} 之间。",
+        "en": "The labels are what `{getitem}` returns, made on line {lineno}: that is where their values must "
+              "become 0 to {last}.",
+        "zh": "这些标签是 `{getitem}` 返回的，在第 {lineno} 行生成：应当在那里让它们的取值落在 0 到 {last} 之间。",
     },
     "shapes.target.one_based": {
         "en": "Label {label} equals the number of outputs. Either the labels start at 1 (then use `y - 1`), or "

@@ -268,7 +268,7 @@ def target_out_of_range(ctx: RuleContext, err: BadTarget) -> Optional[Diagnosis]
     made = _made_by_dataset(ctx, tree, loss)
     if made is None or classes.count is None:
         return d
-    said = ctx.say("shapes.target.from_dataset", getitem=made.getitem, lineno=made.origin.stmt.lineno,
+    said = made.at.say("shapes.target.from_dataset", getitem=made.getitem, lineno=made.origin.stmt.lineno,
                    last=classes.count - 1)
     d = dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language))
     return marked(d, Born(made.at, made.origin.stmt.lineno, None), ctx)

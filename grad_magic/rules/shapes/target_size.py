@@ -28,7 +28,7 @@ from ..dtypes.fix import dtype_fix
 from ..kit import calls_on_line, failed_op, loss_calls, one_line, parenthesised, quote
 from ..places import with_lines
 from ..registry import rule
-from ..traced import failing_operands
+from ..traced import Born, failing_operands, marked, odd_born
 from .culprit import fact
 
 KIND = "target-size-mismatch"
@@ -99,7 +99,11 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
         why.append(ctx.say("shapes.size.unit_dim", side=shown[squeezed[0]], dim=squeezed[1]))
     else:
         why.append(ctx.say("shapes.size.no_fix"))
-    return ctx.diagnosis(
+    made = _target_made(ctx, sizes) if squeezed is None else None
+    if made is not None:
+        why.append(made.at.say("shapes.size.target_made", size=sizes.target[-1], lineno=made.lineno,
+                               code=made.at.record.source_line(made.lineno).strip()))
+    d = ctx.diagnosis(
         KIND, ERROR, title=ctx.say("shapes.size.title", input=shown[0], target=shown[1],
                                    in_shape=shape_text(sizes.input), target_shape=shape_text(sizes.target)),
         summary=ctx.say("shapes.size.summary"),
@@ -108,6 +112,17 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
         why=catalog.sentences(why, ctx.language, capitalise=True), where=ctx.where(lineno),
         lines=[lineno] if lineno else [], names=[n for n in names if n.isidentifier()],
         tensors=[fact(n or side, s) for n, side, s in zip(names, ("input", "target"), shots)], fix=fix)
+    return marked(d, made, ctx)
+
+
+def _target_made(ctx: RuleContext, sizes: Sizes) -> Optional[Born]:
+    """Where the run gave the target its last dimension, when that is what differs from the input's (a Dataset's
+    `torch.tensor(self.labels[i])` of class-index lists, collated: (N, 2) against scores (N, 3)): followed back
+    through the ops that kept that size (traced.py)."""
+    last = sizes.target[-1:]
+    if not last or not sizes.input or last == sizes.input[-1:]:
+        return None
+    return odd_born(ctx, lambda m: tuple(m.shape[-1:]) == last and tuple(m.shape) != sizes.input)
 
 
 def _loss_call(ctx: RuleContext, tree: Optional[ast.Module]) -> Any:

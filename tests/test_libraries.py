@@ -207,3 +207,58 @@ def test_transformers_regression_head_given_int_labels_is_target_dtype_not_gener
     assert d.kind == "target-dtype", d.kind
     assert "float targets" in d.title and "int64" in d.title
     assert any(not sl.elsewhere and sl.lineno == 3 for sl in d.lines), _lines(d)
+
+
+PINN = """\
+import torch, lightning as L
+from torch.utils.data import DataLoader, TensorDataset
+
+class Pinn(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(1, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    def residual(self, x):
+        x.requires_grad_(True)
+        u = self.net(x)
+        du = torch.autograd.grad(u, x, grad_outputs=torch.ones_like(u), create_graph=True)[0]
+        return (du - torch.cos(x)).pow(2).mean()
+    def validation_step(self, batch, batch_idx):
+        (x,) = batch
+{enable}        loss = self.residual(x)
+        self.log("val_loss", loss)
+
+points = DataLoader(TensorDataset(torch.rand(8, 1)), batch_size=4)
+"""
+VALIDATE = ("trainer = L.Trainer(accelerator='cpu', logger=False, enable_checkpointing=False,\n"
+            "                    enable_progress_bar=False, enable_model_summary=False)\n")
+
+
+def test_lightning_validate_under_inference_mode_makes_the_trainer_with_inference_mode_false(shell):
+    """A physics-informed net needs autograd.grad in its validation step; Lightning's validate runs the step under
+    torch.inference_mode(), where the step's `set_grad_enabled(True)` turns nothing on: "element 0 of tensors does
+    not require grad". The card is inference-tensor-backward (the line names an inference tensor), and its fix makes
+    the Trainer with `inference_mode=False` where the cell made it (then the step runs under no_grad, where its
+    `set_grad_enabled(True)` works): the run recorded the ops running with grad mode on."""
+    cells = [PINN.format(enable="        torch.set_grad_enabled(True)\n"), VALIDATE,
+             "%%gradcheck\ntrainer.validate(Pinn(), points, verbose=False)\n"]
+    for cell in cells[:2]:
+        assert run(shell, cell).success
+    result = run(shell, cells[2])
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "inference-tensor-backward" and "`u`" in d.title, (d.kind, d.title)
+    assert (1, 11) in [(sl.cell, sl.lineno) for sl in d.lines] and (2, 2) in [(sl.cell, sl.lineno) for sl in d.lines]
+    fixed = _fixed_runs_clean(shell, cells, d)
+    assert "enable_model_summary=False, inference_mode=False)" in fixed[1]
+
+
+def test_lightning_validate_whose_step_never_turns_grad_on_gets_the_card_without_a_fix(shell):
+    """The same step without `set_grad_enabled(True)`: `inference_mode=False` alone would fail the same way under
+    no_grad, so no fix; the card says to turn grad on in the step too."""
+    cells = [PINN.format(enable=""), VALIDATE, "%%gradcheck\ntrainer.validate(Pinn(), points, verbose=False)\n"]
+    for cell in cells[:2]:
+        assert run(shell, cell).success
+    assert isinstance(run(shell, cells[2]).error_in_exec, RuntimeError)
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "inference-tensor-backward" and d.fix is None
+    assert "torch.enable_grad()" in d.why

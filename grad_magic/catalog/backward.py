@@ -325,6 +325,38 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{tensor} 是第 {lineno} 行的 torch.inference_mode() 创建的。在 torch.no_grad() 下创建的是普通张量："
               "仍然没有计算图，但 autograd 可以使用它们，也可以原地修改它们。",
     },
+    "backward.inference.title_nograd": {
+        "en": "{tensor} was computed under torch.inference_mode(): autograd has no graph for it",
+        "zh": "{tensor} 是在 torch.inference_mode() 下计算的：autograd 没有它的计算图",
+    },
+    "backward.inference.what_nograd": {
+        "en": "Line {lineno} (`{code}`) asked autograd for the graph of {tensor}, an inference tensor, and torch "
+              "answered that it does not require grad.",
+        "zh": "第 {lineno} 行（`{code}`）要求 autograd 使用推理张量 {tensor} 的计算图，torch 回答说它不需要梯度。",
+    },
+    "backward.inference.why_nograd": {
+        "en": "Inside torch.inference_mode(), `torch.set_grad_enabled(True)`, `torch.enable_grad()` and "
+              "`requires_grad_()` turn nothing back on: whatever is computed there has no graph.",
+        "zh": "在 torch.inference_mode() 内部，`torch.set_grad_enabled(True)`、`torch.enable_grad()` 和 "
+              "`requires_grad_()` 都无法重新开启记录：在其中计算的一切都没有计算图。",
+    },
+    "backward.inference.why_lightning": {
+        "en": "Lightning's `trainer.{method}()` runs your step under torch.inference_mode() unless the Trainer is made "
+              "with `inference_mode=False`; then it runs it under torch.no_grad(), where the step can turn grad back "
+              "on.",
+        "zh": "Lightning 的 `trainer.{method}()` 会在 torch.inference_mode() 下运行你的 step，除非创建 Trainer 时传入 "
+              "`inference_mode=False`；那样它会改在 torch.no_grad() 下运行，step 内部就可以重新开启梯度。",
+    },
+    "backward.inference.why_lightning_grad": {
+        "en": "With `inference_mode=False`, also turn grad on in the step around what needs the graph "
+              "(`with torch.enable_grad():`): the run did not show that the step does so.",
+        "zh": "传入 `inference_mode=False` 之后，还需要在 step 中需要计算图的部分开启梯度（`with torch.enable_grad():`）："
+              "本次运行没有显示 step 已经这样做了。",
+    },
+    "backward.inference.fix_lightning": {
+        "en": "Make the Trainer with `inference_mode=False` on line {lineno}",
+        "zh": "在第 {lineno} 行创建 Trainer 时传入 `inference_mode=False`",
+    },
     "backward.inference.title_module": {
         "en": "{module} was built under torch.inference_mode(): its parameters cannot enter a graph",
         "zh": "{module} 是在 torch.inference_mode() 下构建的：它的参数不能进入计算图",

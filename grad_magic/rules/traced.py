@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 
@@ -162,3 +162,28 @@ def _safe(test: Callable[[Meta], bool], m: Meta) -> bool:
     except Exception:  # NB: a tensor subclass whose metadata raises
         return False
 
+
+def inference_named(ctx: RuleContext) -> Optional[Tuple[RuleContext, str, torch.Tensor]]:
+    """(the view on the failing frame, name, tensor): the first name the statement that failed reads whose value
+    there is an inference tensor -- in the innermost user frame of the traceback (the same from every view)."""
+    top = root(ctx)
+    frames = [f for f in top.record.frames if f.local_names is not None]
+    for frame in frames[-1:]:
+        view = view_on(top, frame.site.filename, frame.site.lineno)
+        tree = cell_tree(view.record.source) if view is not None else None
+        stmt = enclosing_statement(tree, frame.site.lineno) if tree is not None else None
+        found = _inference_named(frame.local_names, stmt) if stmt is not None else None
+        if found is not None:
+            return (view, *found)
+    return None
+
+
+def _inference_named(local: Any, stmt: ast.stmt) -> Optional[Tuple[str, torch.Tensor]]:
+    """The first name the statement reads whose value in the frame (`local`) is an inference tensor."""
+    for node in sorted((n for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
+                       key=lambda n: (n.lineno, n.col_offset)):
+        value = local.get(node.id)
+        if type(value) is torch.Tensor or type(value) is torch.nn.Parameter:
+            if value.is_inference():
+                return node.id, value
+    return None

@@ -20,6 +20,7 @@ from ..registry import rule
 from ..traced import Born, born, failing_operands, made_with, marked
 from .culprit import Refused, named_fact, out_call, reduction, refused_tensor
 from .culprit_inference import inference_culprit
+from .no_graph import no_graph_card
 from .culprit_across import Found, twice_found
 from .fix import clone_fix, out_fix, reduce_fix, swap_fix, twice_fix
 from .message import (GraphFreed, InferenceTensor, NonScalar, OutWithGrad, parse_graph_freed,
@@ -186,9 +187,13 @@ def out_with_grad(ctx: RuleContext, err: OutWithGrad) -> Diagnosis:
     "and use it in autograd. (torch 2.13 adds: or use `torch.no_grad()` instead of `torch.inference_mode()`)",
     "Inplace update to inference tensor outside InferenceMode is not allowed.",
     "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+    "element 0 of tensors does not require grad and does not have a grad_fn (a tensor the line names is an "
+    "inference tensor: a Lightning validate / test step, an inference_mode block)",
 ), fix="`torch.no_grad()` instead of `torch.inference_mode()` where the tensor was made, else `x = x.clone()`")
-def inference_tensor_backward(ctx: RuleContext, err: InferenceTensor) -> Diagnosis:
+def inference_tensor_backward(ctx: RuleContext, err: InferenceTensor) -> Optional[Diagnosis]:
     """A tensor made under torch.inference_mode() used where autograd (or its version counter) needs it."""
+    if err.variant == "nograd":  # NB: "does not require grad" of an inference tensor the failing line names
+        return no_graph_card(ctx)
     lineno = ctx.record.error_lineno
     found = inference_culprit(ctx)
     name, block = found.name, found.block

@@ -25,6 +25,9 @@ OUT_OP = re.compile(r"(?<![\w.])(?P<op>[\w.]{1,80})\(\): \Z")
 INFERENCE = re.compile(r"Inference tensors cannot be saved for backward|(?P<inplace>Inplace update to inference "
                        r"tensor outside InferenceMode)|(?P<requires>Setting requires_grad=True on inference tensor "
                        r"outside InferenceMode)")
+# backward() or autograd.grad() of a result made under inference_mode (missing-requires-grad's message; this rule
+# keeps it only when the run shows an inference tensor there)
+NO_GRAPH = re.compile(r"element \d+ of (?:tensors|variables) does not require grad and does not have a grad_fn")
 # NB: not keyed on: "Inference tensors do not track version counter." (torch 1.9 ... 2.13, from `t._version` of
 # an inference tensor): alone, it is not the user's inference tensor in a graph.
 
@@ -52,7 +55,8 @@ class OutWithGrad:
 class InferenceTensor:
     """A tensor made under inference_mode used where autograd (or its version counter) needs it."""
 
-    variant: str  # "saved" (in a graph), "inplace" (changed in place), "requires" (requires_grad set)
+    variant: str  # "saved" (in a graph), "inplace" (changed in place), "requires" (requires_grad set), "nograd"
+    # ("nograd": "element 0 of tensors does not require grad": kept only where the run shows an inference tensor)
 
 
 def parse_non_scalar(message: str) -> Optional[NonScalar]:
@@ -76,5 +80,5 @@ def parse_out_with_grad(message: str) -> Optional[OutWithGrad]:
 def parse_inference_tensor(message: str) -> Optional[InferenceTensor]:
     m = INFERENCE.search(message)
     if m is None:
-        return None
+        return InferenceTensor("nograd") if NO_GRAPH.search(message) else None
     return InferenceTensor("inplace" if m["inplace"] else "requires" if m["requires"] else "saved")

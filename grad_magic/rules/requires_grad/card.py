@@ -21,7 +21,7 @@ from ..context import RuleContext
 from ..kit import callee_name, code_text, fact_for, line_code, quote
 from ..places import root, view_on, with_lines
 from ..registry import rule
-from ..traced import Born, born, failing_operands, from_data, marked
+from ..traced import Born, born, failing_operands, from_data, inference_named, marked
 from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite, Cause, Loss, Scope,
                       backward_site, copies_tensors, cut_kind, freeze_statement, grad_evidence, last_child,
                       modules_called, short_cut)
@@ -46,6 +46,9 @@ INT_KIND = "integer-requires-grad"
 def missing_requires_grad(ctx: RuleContext, err: NoGradFn) -> Optional[Diagnosis]:
     """backward() was called on a tensor that has no graph: nothing on its way requires grad."""
     d = _missing(ctx, err)
+    if (d is None or d.fix is None) and inference_named(ctx) is not None:
+        return None  # NB: no fix here, an inference tensor on the failing line: inference-tensor-backward's card
+    # (backward/no_graph.py) says why, and fixes a Lightning Trainer's inference_mode
     return marked(d, _cut_at(ctx), ctx) if d is not None else None
 
 

@@ -294,6 +294,23 @@ def test_a_label_filled_with_an_int_of_an_earlier_cell_names_it(shell):
     fix_runs_clean(shell, cells, d)
 
 
+def test_the_fake_label_made_beside_the_real_one_is_fixed_with_it(shell):
+    """HiDDeN's discriminator step: real and fake targets made by the same `torch.full(size, int_label)` on
+    consecutive lines; the loss fails on the first. The fix gives each of them the float dtype -- one alone would
+    fail again on the next loss (a fix that does not run clean)."""
+    cells = ["import torch\nimport torch.nn as nn\nD = nn.Linear(3, 1)\nbce = nn.BCEWithLogitsLoss()\n"
+             "cover_label, encoded_label = 1, 0\n",
+             "def d_step(images, fakes):\n    n = images.shape[0]\n"
+             "    real_target = torch.full((n, 1), cover_label)\n    fake_target = torch.full((n, 1), encoded_label)\n"
+             "    loss = bce(D(images), real_target)\n    loss = loss + bce(D(fakes), fake_target)\n    loss.backward()\n",
+             "%%gradcheck\nd_step(torch.randn(4, 3), torch.randn(4, 3))\n"]
+    d = card_of(shell, cells, "target-dtype", raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)[1]
+    assert "    real_target = torch.full((n, 1), cover_label).float()\n" in fixed
+    assert "    fake_target = torch.full((n, 1), encoded_label).float()\n" in fixed
+    assert "the same for `fake_target`, made the same way on line 4" in d.fix.description
+
+
 def test_integer_labels_a_dataset_returns_get_a_float_dtype_where_it_makes_them(shell):
     cells = ["import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Pairs(Dataset):\n"
              "    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n"

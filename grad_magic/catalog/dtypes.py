@@ -98,6 +98,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Make `{name}` {dtype} where it is made: `.{method}()` at the end of line {lineno}",
         "zh": "在生成 `{name}` 的地方设为 {dtype}：在第 {lineno} 行末尾加上 `.{method}()`",
     },
+    "dtypes.fix.sibling": {
+        "en": "; the same for {names}, made the same way on line {lines}",
+        "zh": "；第 {lines} 行以同样方式生成的 {names} 也一样处理",
+    },
+    "dtypes.fix.siblings": {
+        "en": "; the same for {names}, made the same way on lines {lines}",
+        "zh": "；第 {lines} 行以同样方式生成的 {names} 也一样处理",
+    },
     "dtypes.fix.drop_cast": {
         "en": "Give the loss the scores as they are: `{inner}` instead of `{cast}` on line {lineno}",
         "zh": "把分数原样交给损失函数：第 {lineno} 行用 `{inner}` 代替 `{cast}`",

@@ -126,7 +126,8 @@ def target_dtype(ctx: RuleContext, err: TargetDtypeError) -> Optional[Diagnosis]
     far, fix = beyond(ctx, tree, names, origin, err.want, err.found or "?", ctx.names.lookup(names[0])) if names \
         else (None, None)
     if fix is None:
-        fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "") if loss is not None else None
+        fix = dtype_fix(ctx, origin, target, err.want, names[0] if names else "", err.found or "") \
+            if loss is not None else None
     kept = _cast_keeps(ctx.names.lookup(names[0]) if names else None, err.want, loss)
     return _target_card(ctx, err, loss, names, origin, fix if kept is None else None, far, kept)
 

@@ -7,9 +7,12 @@ Pure functions of the cause and the cell text; only the fix's description is wor
 from __future__ import annotations
 
 import ast
-from typing import Optional
+import dataclasses
+from typing import List, Optional
 
-from ...cell import node_span
+import torch
+
+from ...cell import cell_tree, node_span
 from ...edits import make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
@@ -22,14 +25,23 @@ NUMPY = {"float32": "float32", "int64": "int64", "float64": "float64"}
 
 
 def dtype_fix(ctx: RuleContext, origin: Optional[Origin], use: Optional[ast.AST], want: str,
-              name: str) -> Optional[Fix]:
-    """The dtype set where the tensor was made when a spot there says it, else converted at `use`."""
+              name: str, found: str = "") -> Optional[Fix]:
+    """The dtype set where the tensor was made when a spot there says it, else converted at `use`. With `found`
+    (the dtype the loss refused), the statements beside the origin that make a tensor by the same call and left
+    one of that dtype in the failing frame get the same edit: they would fail next (`torch.full(size, label)` for
+    the real and the fake targets of a GAN)."""
     src = ctx.record.source
     method = METHOD[want]
     if origin is not None and origin.spot is not None:
-        return make_fix(src, [edit_where_made(src, origin, want)], ctx.say(
-            f"dtypes.fix.{origin.how}", name=origin.name, lineno=getattr(origin.spot, "lineno", origin.stmt.lineno),
-            dtype=want, written=WRITTEN[want], method=method))
+        said = ctx.say(f"dtypes.fix.{origin.how}", name=origin.name,
+                       lineno=getattr(origin.spot, "lineno", origin.stmt.lineno), dtype=want, written=WRITTEN[want],
+                       method=method)
+        siblings = _siblings(ctx, origin, found) if found else []
+        if siblings:
+            said += ctx.say("dtypes.fix.siblings" if len(siblings) > 1 else "dtypes.fix.sibling",
+                            names=", ".join(f"`{o.name}`" for o in siblings),
+                            lines=", ".join(str(o.stmt.lineno) for o in siblings))
+        return make_fix(src, [edit_where_made(src, o, want) for o in (origin, *siblings)], said)
     edit = cast_at_use(src, use, want)
     if edit is None:
         return None
@@ -71,3 +83,27 @@ def drop_cast_fix(ctx: RuleContext, cast: ast.AST, inner: ast.AST) -> Optional[F
     text = text_of(src, inner)
     return make_fix(src, [TextEdit(*node_span(src, cast), text)], ctx.say(
         "dtypes.fix.drop_cast", inner=text, cast=text_of(src, cast), lineno=ctx.record.error_lineno))
+
+
+def _siblings(ctx: RuleContext, origin: Origin, found: str) -> List[Origin]:
+    """Origins like `origin` on the other plain assignments of its block: the same callee, the same kind of edit,
+    a name the failing frame holds as a tensor of dtype `found`."""
+    spot, local = origin.spot, ctx.record.error_locals or {}
+    if not isinstance(spot, ast.Call) or origin.edit not in ("suffix", "dtype_keyword"):
+        return []
+    callee = ast.dump(spot.func)
+    tree = cell_tree(ctx.record.source)
+    block = next((b for n in ast.walk(tree) for b in (getattr(n, "body", None), getattr(n, "orelse", None))
+                  if isinstance(b, list) and origin.stmt in b), []) if tree is not None else []
+    found_list = []
+    for stmt in block:
+        if stmt is origin.stmt or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                                       and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value, name = stmt.value, stmt.targets[0].id
+        held = local.get(name)
+        if isinstance(value, ast.Call) and ast.dump(value.func) == callee and type(held) is torch.Tensor \
+                and str(held.dtype).replace("torch.", "") == found and \
+                (origin.edit == "suffix" or not any(k.arg == "dtype" for k in value.keywords)):
+            found_list.append(dataclasses.replace(origin, name=name, stmt=stmt, spot=value))
+    return found_list

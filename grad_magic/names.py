@@ -63,11 +63,23 @@ class NameIndex:
 
     def _top(self, name: str) -> Any:
         if not _is_user_name(name):
-            return None
+            return self._mangled(name) if type(name) is str and name.startswith("__") else None
         for ns in self._namespaces:
             value = ns.get(name, _MISSING)
             if value is not _MISSING and plain_class(value):
                 return value
+        return None
+
+    def _mangled(self, name: str) -> Any:
+        """`__w` written in a method of class C is the local `_C__w` (Python's name mangling): its value."""
+        if name.endswith("__") or not name[2:].isidentifier():
+            return None
+        for ns in self._namespaces:
+            for key in [k for k in ns if type(k) is str and k.endswith(name) and k.startswith("_")
+                        and k[1:-len(name)].lstrip("_").isidentifier()][:1]:
+                value = ns.get(key, _MISSING)
+                if value is not _MISSING and plain_class(value):
+                    return value
         return None
 
     def _index(self) -> Dict[str, Any]:

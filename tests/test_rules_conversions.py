@@ -285,3 +285,19 @@ def test_a_helpers_list_the_caller_also_stacks_gets_no_fix(shell):
              "print(torch.stack(losses).mean())\n"]
     d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
     assert d.fix is None or "append(loss.item())" not in "".join(c.source for c in d.fix.elsewhere)
+
+
+def test_a_mangled_private_name_and_its_siblings_are_detached_together(shell):
+    """EdgeML's Bonsai trainer: in a method, `np.copy(__w)` of a tensor that requires grad (`__w` is the local
+    `_Trainer__w`: Python mangles private names in a class), then the same for `__v`. The card names the tensor
+    and detaches both: one `.detach()` alone would fail again on the next line."""
+    cells = ["import numpy as np\nimport torch\n",
+             "class Trainer:\n    def __init__(self):\n        self.w = torch.randn(3, requires_grad=True)\n"
+             "        self.v = torch.randn(3, requires_grad=True)\n\n    def snapshot(self):\n"
+             "        __w = self.w * 2\n        __v = self.v * 2\n"
+             "        self.__w = torch.from_numpy(np.copy(__w))\n        self.__v = torch.from_numpy(np.copy(__v))\n",
+             "%%gradcheck\nTrainer().snapshot()\n"]
+    d = card_of(shell, cells, "numpy-on-grad-tensor", raises=RuntimeError)
+    assert "`__w`" in d.title
+    fixed = fix_runs_clean(shell, cells, d)[1]
+    assert "np.copy(__w.detach())" in fixed and "np.copy(__v.detach())" in fixed

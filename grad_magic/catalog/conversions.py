@@ -40,6 +40,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Detach before converting: `.detach()` on {names} on line {lineno}",
         "zh": "转换前先分离：在第 {lineno} 行的 {names} 后加上 `.detach()`",
     },
+    "conversions.grad.fix_lines": {
+        "en": "Detach before converting: `.detach()` on {names} on lines {lines}",
+        "zh": "转换前先分离：在第 {lines} 行的 {names} 后加上 `.detach()`",
+    },
     "conversions.grad.no_fix": {
         "en": "The tensor converted could not be found on the cell's line, so no fix is proposed: add "
               "`.detach()` to it where it is converted.",

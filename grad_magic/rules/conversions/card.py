@@ -16,7 +16,7 @@ from ..context import RuleContext
 from ..kit import dotted, fact_for, lookup, names_an_argument, one_line
 from ..places import root, view_on, with_lines
 from ..registry import rule
-from .culprit import Conversion, converted_on_the_line, refused_conversions, statement_exprs
+from .culprit import Conversion, converted_on_the_line, refused_conversions, sibling_conversions, statement_exprs
 from .culprit_lists import ListFill, list_fill, tracked_items
 from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
 from .culprit_init import BuiltWithTensors, built_with_tensors
@@ -58,7 +58,7 @@ def numpy_on_grad_tensor(ctx: RuleContext, err: NeedsDetach) -> Optional[Diagnos
     if not found and ctx.elsewhere and _caller_filled(ctx):
         return None  # NB: a list the helper was given: the running cell's view says where it was filled
     why = [ctx.say("conversions.grad.why")]
-    fix = detach_fix(ctx, found) if found else None
+    fix = detach_fix(ctx, [*found, *sibling_conversions(ctx, found)]) if found else None
     if fix is None:
         why.append(ctx.say("conversions.grad.no_fix"))
     elif not on_line and found[0].call != "numpy()":

@@ -118,3 +118,21 @@ def _arguments(call: ast.Call) -> Iterator[ast.expr]:
             yield from arg.elts
         elif not isinstance(arg, ast.Starred):
             yield arg
+
+
+def sibling_conversions(ctx: RuleContext, found: Sequence[Conversion]) -> List[Conversion]:
+    """The same conversions on the simple statements after the failing one in its block (`np.copy(w)`, then
+    `np.copy(v)` ...), of tensors the frame holds that require grad: they would fail next, the same way."""
+    lineno = ctx.record.error_lineno
+    stmt, _ = statement_exprs(ctx, lineno)
+    tree = cell_tree(ctx.record.source)
+    calls = {c.call for c in found}
+    block = next((b for n in ast.walk(tree) for b in (getattr(n, "body", None), getattr(n, "orelse", None))
+                  if isinstance(b, list) and stmt in b), []) if tree is not None and stmt is not None else []
+    more: List[Conversion] = []
+    for later in block[block.index(stmt) + 1:] if stmt in block else []:
+        if isinstance(later, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):
+            exprs = [n for n in ast.iter_child_nodes(later) if isinstance(n, ast.expr)]
+            more += [c for c in conversions(ctx, exprs, True) if c.call in calls and c.tensor is not None
+                     and c.tensor.requires_grad]
+    return more

@@ -30,8 +30,11 @@ def _names(ctx: RuleContext, found: List[Conversion]) -> str:
 def detach_fix(ctx: RuleContext, found: List[Conversion]) -> Optional[Fix]:
     """`.detach()` on every tensor converted."""
     edits = [e for c in found for e in appended(ctx.record.source, c.node, ".detach()")]
-    return make_fix(ctx.record.source, edits, ctx.say("conversions.grad.fix", names=_names(ctx, found),
-                                                      lineno=ctx.record.error_lineno))
+    lines = sorted({c.node.lineno for c in found})
+    said = ctx.say("conversions.grad.fix", names=_names(ctx, found), lineno=ctx.record.error_lineno) \
+        if len(lines) < 2 else ctx.say("conversions.grad.fix_lines", names=_names(ctx, found),
+                                       lines=catalog.listing(map(str, lines), ctx.language))
+    return make_fix(ctx.record.source, edits, said)
 
 
 def list_fix(ctx: RuleContext, fill: ListFill) -> Optional[Fix]:

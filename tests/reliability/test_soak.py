@@ -567,7 +567,7 @@ def test_each_fault_alone_leaves_no_trace(shell, kind):
 # -- Ctrl-C at every line of the machinery --
 
 MACHINERY = ("capture.py", "tracker.py", "cellrun.py", "magics.py", "engine.py", "stacks.py", "warnwatch.py",
-             "torchstate.py", "lighttrack.py", "stephooks.py", "stepwatch.py", "live.py")
+             "torchstate.py", "lighttrack.py", "stephooks.py", "stepwatch.py", "live.py", "modewatch.py")
 SWEPT_CELLS = {
     "failing": """\
         %%gradcheck

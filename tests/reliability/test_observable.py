@@ -44,6 +44,31 @@ def test_torchs_in_place_functions_look_like_torchs_while_watched(shell, how):
     assert probe["help"].startswith("Python Library Documentation: ") and not re.search(r"\bgrad_magic\.", probe["help"])  # NB: a module of ours
 
 
+MODE_PROBE = """\
+import inspect, pickle, pydoc, torch
+net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
+probe = {
+    "pickled": pickle.loads(pickle.dumps(torch.nn.Module.train)) is torch.nn.Module.train,
+    "help": pydoc.render_doc(torch.nn.Module.train).splitlines()[0],
+    "signature": str(inspect.signature(torch.nn.Module.train)),
+    "returned": net.eval() is net and net.train() is net,
+    "modes": [m.training for m in net.eval().modules()],
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["full_cell", "fast_cell"])
+def test_module_train_looks_like_torchs_while_the_mode_watch_records_it(shell, how):
+    """The mode watch (modewatch.py) stands a wrapper in `torch.nn.Module.train` for the run: pickling, help,
+    the signature, what `eval()` returns and the modes it sets are a plain cell's."""
+    result = run(shell, ("%%gradcheck\n" if how == "full_cell" else "%%gradcheck --fast\n") + MODE_PROBE)
+    assert result.success, result.error_in_exec
+    watched = shell.user_ns["probe"]
+    assert run(shell, MODE_PROBE).success
+    assert watched == shell.user_ns["probe"]
+    assert watched["pickled"] and not re.search(r"\bgrad_magic\b", watched["help"])
+
+
 SUBCLASS = """\
 import torch
 HANDLED = {}

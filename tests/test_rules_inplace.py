@@ -497,3 +497,20 @@ def test_a_slice_of_a_tensor_added_to_in_place_is_not_taken_for_an_item(shell):
     d = card_of(shell, cells, KIND, raises=RuntimeError)
     fixed = fix_runs_clean(shell, cells, d)[0]
     assert fixed == BLOCK.format(write="        h = h.clone()\n        h[:, 0] += x[:, 0]").rstrip("\n")
+
+
+def test_a_dropout_switched_to_in_place_after_it_was_built_gets_a_copy_of_its_input(shell):
+    """MVANet's __init__ turns every Dropout to `inplace = True` after building it: no `True` to turn off where it
+    was made. The dropout then overwrites relu's output, which relu saved. The fix hands the dropout a copy of its
+    input on the forward's line (the maintainers' own fix): the same values, the saved tensor left alone."""
+    cells = ["import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n",
+             "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 4)\n        self.dropout = nn.Dropout(0.5)\n"
+             "        for m in self.modules():\n            if isinstance(m, nn.Dropout):\n"
+             "                m.inplace = True\n\n    def forward(self, x):\n"
+             "        return self.dropout(F.relu(self.fc(x)))\n",
+             "%%gradcheck\nblock = Block()\nblock(torch.randn(3, 4)).sum().backward()\n"]
+    d = card_of(shell, cells, "saved-tensor-modified-in-place", raises=RuntimeError)
+    assert (2, 11) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert fixed[1].endswith("        return self.dropout(F.relu(self.fc(x)).clone())")

@@ -259,6 +259,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "compute it out of place on line {lineno}: `{code}`",
         "zh": "在第 {lineno} 行改为非原地运算：`{code}`",
     },
+    "inplace.saved.fix_clone_input": {
+        "en": "give `{module}` a copy of its input on line {lineno} (`.clone()`): it overwrites the copy, and the "
+              "tensor autograd saved stays as it was",
+        "zh": "在第 {lineno} 行给 `{module}` 传入输入的副本（`.clone()`）：它改写的是副本，autograd 保存的张量保持不变",
+    },
     "inplace.saved.fix_keyword": {
         "en": "use inplace=False on line {lineno}, so it returns a new tensor and leaves its input as autograd "
               "saved it",

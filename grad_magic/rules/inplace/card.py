@@ -29,7 +29,8 @@ from .culprit import (Saved, anomaly_was_on, base_of, holds_any, live, saved_can
 from .culprit_place import Placed, other_writes, place
 from .culprit_forward import forward_from_graph, forward_of_step, refusing_node
 from .culprit_spot import InPlaceSpot, inplace_spot
-from .fix import combined, flag_fix, spot_fix
+from .culprit_module import called_as, module_writer
+from .fix import clone_input_fix, combined, flag_fix, spot_fix
 from .fix_step import recompute_after_step
 from .message import SavedTensorError, parse_saved_tensor_error
 
@@ -79,7 +80,10 @@ def _write_fix(p: Placed) -> Optional[Fix]:
         return None
     spot = inplace_spot(ctx, p.event)
     written = live(p.target.ref)
-    return spot_fix(ctx, spot, written is not None and written._is_view()) if spot is not None else None
+    if spot is None and p.event.lineno is not None:  # NB: a module switched to in place after it was built
+        writer = module_writer(p.event)
+        return clone_input_fix(ctx, called_as(ctx, writer), p.event.lineno) if writer else None
+    return spot_fix(ctx, spot, written is not None and written._is_view())
 
 
 def _complete(ctx: RuleContext, err: SavedTensorError, first: Placed, fix: Optional[Fix], tied: List[Placed]

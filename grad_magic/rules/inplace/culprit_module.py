@@ -106,6 +106,17 @@ def _is_true(node: ast.AST) -> bool:
 
 # -- the modules: what ran, and how the user's names reach the writer --
 
+def module_writer(event: OpEvent) -> List[Any]:
+    """The modules on the stack of an in-place op, innermost first, when the innermost is in place (`inplace`
+    True, however it became so); [] otherwise."""
+    chain = _chain(event)
+    return chain if chain and getattr(chain[0], "inplace", None) is True else []
+
+
+def called_as(ctx: RuleContext, chain: Sequence[Any]) -> Optional[str]:
+    return _called_as(ctx, chain) if chain else None
+
+
 def _chain(event: OpEvent) -> List[Any]:
     found = []
     for ref in getattr(event, "modules", ()):

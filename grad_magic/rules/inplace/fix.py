@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ...cell import assignments_to, indent_of, node_span, segment, split_lines
+from ...cell import assignments_to, cell_tree, enclosing_statement, indent_of, node_span, segment, split_lines
 from ...edits import apply_edits, insert_line_before, make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
-from ..kit import function_around, grad_off_blocks, line_code, parenthesised, quote, starts_line
+from ..kit import (appended, dotted, function_around, grad_off_blocks, line_code, parenthesised, quote,
+                   starts_line)
 from .culprit_spot import AUG, InPlaceSpot
 
 
@@ -138,3 +139,18 @@ def _no_grad_block(tree: ast.Module, stmt: ast.stmt) -> Optional[ast.stmt]:
     function (or the cell)."""
     blocks = grad_off_blocks(function_around(tree, stmt.lineno), stmt.lineno)
     return blocks[0] if blocks else None  # type: ignore[return-value]
+
+
+def clone_input_fix(ctx: RuleContext, called: Optional[str], lineno: int) -> Optional[Fix]:
+    """`self.dropout(h.clone())`: the one call of the in-place module on the line gets a copy of its input, which
+    it overwrites instead of the tensor autograd saved (a module made in place after it was built: no `True`
+    to turn off where it was made). The values are the same."""
+    src = ctx.record.source
+    tree = cell_tree(src)
+    stmt = enclosing_statement(tree, lineno) if tree is not None and called else None
+    calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and dotted(c.func) == called
+             and len(c.args) == 1 and not c.keywords and not isinstance(c.args[0], ast.Starred)] if stmt else []
+    if len(calls) != 1:
+        return None
+    return make_fix(src, appended(src, calls[0].args[0], ".clone()"),
+                    ctx.say("inplace.saved.fix_clone_input", module=called, lineno=lineno))

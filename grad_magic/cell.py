@@ -263,3 +263,13 @@ def qualname_at(tree: Optional[ast.Module], lineno: int) -> str:
         function = not isinstance(node, ast.ClassDef)
         body = list(node.body)
     return ".".join(names) if function else ""
+
+
+def body_of(tree: ast.Module, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
+    """The block (a body, an else or a finally) that holds `stmt`."""
+    for n in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(n, field, None)
+            if isinstance(body, list) and any(s is stmt for s in body):
+                return body
+    return None

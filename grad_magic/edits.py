@@ -18,7 +18,7 @@ import re
 import tokenize
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .cell import body_indent, indent_of, line_offsets, python_of_cell, split_lines
+from .cell import body_indent, indent_of, line_offsets, node_span, python_of_cell, split_lines
 from .model import Fix, TextEdit
 
 
@@ -130,3 +130,13 @@ def wrap_in_block(cell: str, first: int, last: int, header: str) -> List[TextEdi
     # NB: with no indentation the header and the first step share an offset; apply_edits' stable sort
     # keeps the header first.
     return edits
+
+
+def keyword_added(source: str, call: ast.Call, text: str) -> TextEdit:
+    """`text` (`device=x`, `inplace_mode=False`) added as the call's last argument."""
+    args = [*call.args, *call.keywords]
+    if args:
+        _, at = node_span(source, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
+        return TextEdit(at, at, f", {text}")
+    _, end = node_span(source, call)
+    return TextEdit(end - 1, end - 1, text)

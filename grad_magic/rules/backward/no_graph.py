@@ -19,9 +19,9 @@ from typing import Any, Optional, Tuple
 import torch
 
 from ... import catalog
-from ...cell import cell_tree, node_span
-from ...edits import make_fix
-from ...model import ERROR, Diagnosis, Fix, TextEdit
+from ...cell import cell_tree
+from ...edits import keyword_added, make_fix
+from ...model import ERROR, Diagnosis, Fix
 from ..context import RuleContext
 from ..places import Place, global_assignment, root, with_lines
 from ..traced import inference_named
@@ -105,13 +105,5 @@ def _keyword_fix(place: Place, keyword: str, description: str) -> Optional[Fix]:
     if any(k.arg == keyword.split("=")[0] for k in call.keywords) or any(k.arg is None for k in call.keywords):
         return None
     source = place.ctx.record.source
-    args = [*call.args, *call.keywords]
-    if args:
-        last = max(args, key=lambda a: (a.end_lineno, a.end_col_offset))
-        _, at = node_span(source, last.value if isinstance(last, ast.keyword) else last)
-        edit = TextEdit(at, at, f", {keyword}")
-    else:
-        _, end = node_span(source, call)
-        edit = TextEdit(end - 1, end - 1, keyword)
-    return make_fix(source, [edit], description)
+    return make_fix(source, [keyword_added(source, call, keyword)], description)
 

@@ -14,7 +14,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
-from ...cell import cell_tree, enclosing_statement
+from ...cell import body_of, cell_tree, enclosing_statement
 from ..context import RuleContext
 from ..kit import lookup, one_line, text_of
 
@@ -127,8 +127,7 @@ def sibling_conversions(ctx: RuleContext, found: Sequence[Conversion]) -> List[C
     stmt, _ = statement_exprs(ctx, lineno)
     tree = cell_tree(ctx.record.source)
     calls = {c.call for c in found}
-    block = next((b for n in ast.walk(tree) for b in (getattr(n, "body", None), getattr(n, "orelse", None))
-                  if isinstance(b, list) and stmt in b), []) if tree is not None and stmt is not None else []
+    block = (body_of(tree, stmt) or []) if tree is not None and stmt is not None else []
     more: List[Conversion] = []
     for later in block[block.index(stmt) + 1:] if stmt in block else []:
         if isinstance(later, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):

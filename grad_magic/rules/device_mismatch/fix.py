@@ -10,7 +10,7 @@ import ast
 from typing import Dict, List, Optional, Sequence
 
 from ...cell import cell_tree, indent_of, node_span, split_lines
-from ...edits import insert_line_before, make_fix
+from ...edits import insert_line_before, keyword_added, make_fix
 from ...model import CellFix, Fix, TextEdit
 from ..kit import appended
 from .culprit_origins import Move
@@ -59,12 +59,7 @@ def buffer_edits(source: str, stmt: ast.Assign, attr: str) -> List[TextEdit]:
 
 def device_keyword(source: str, call: ast.Call, expr: str) -> TextEdit:
     """`device=<expr>` added as the call's last argument."""
-    args = [*call.args, *call.keywords]
-    if args:
-        _, at = node_span(source, max(args, key=lambda a: (a.end_lineno, a.end_col_offset)))
-        return TextEdit(at, at, f", device={expr}")
-    _, end = node_span(source, call)
-    return TextEdit(end - 1, end - 1, f"device={expr}")
+    return keyword_added(source, call, f"device={expr}")
 
 
 def moves_fix(source: str, moves: Sequence[Move], description: str) -> Optional[Fix]:

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import torch
 
-from ...cell import cell_tree, node_span
+from ...cell import body_of, cell_tree, node_span
 from ...edits import make_fix
 from ...model import Fix, TextEdit
 from ..context import RuleContext
@@ -93,8 +93,7 @@ def _siblings(ctx: RuleContext, origin: Origin, found: str) -> List[Origin]:
         return []
     callee = ast.dump(spot.func)
     tree = cell_tree(ctx.record.source)
-    block = next((b for n in ast.walk(tree) for b in (getattr(n, "body", None), getattr(n, "orelse", None))
-                  if isinstance(b, list) and origin.stmt in b), []) if tree is not None else []
+    block = (body_of(tree, origin.stmt) or []) if tree is not None else []
     found_list = []
     for stmt in block:
         if stmt is origin.stmt or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1

@@ -13,6 +13,7 @@ import torch
 
 from ...cell import names_in_order
 from ..context import RuleContext
+from ...cell import body_of  # noqa: F401 -- the rules import it from here
 from ..kit import callee_name, grad_off_call, module_parameters, submodules  # noqa: F401 -- used here and by the rules
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -75,16 +76,6 @@ def step_statement(tree: ast.Module, lineno: Optional[int]) -> Optional[ast.stmt
         if isinstance(n, ast.Expr) and n.lineno == lineno and isinstance(n.value, ast.Call) and \
                 callee_name(n.value) == "step":
             return n
-    return None
-
-
-def body_of(tree: ast.Module, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
-    """The block (a body, an else or a finally) that holds `stmt`."""
-    for n in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(n, field, None)
-            if isinstance(body, list) and any(s is stmt for s in body):
-                return body
     return None
 
 

@@ -80,7 +80,8 @@ GOLDEN = ROOT / "tests" / "golden"
 DEMO_CASE = {"missing-requires-grad": "manual_sgd", "grads-not-zeroed": "accumulation_forgot_zero",
              "leaf-modified-in-place": "manual_sgd", "saved-tensor-modified-in-place": "manual_sgd",
              "device-mismatch": "model_not_moved", "non-leaf-grad": "manual_sgd",
-             "integer-requires-grad": "manual_sgd", "load-needs-map-location": "seed_article"}
+             "integer-requires-grad": "manual_sgd", "load-needs-map-location": "seed_article",
+             "argument-type": "size_not_called"}
 _CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 

@@ -5,6 +5,6 @@ within a module, the order of definition. The generic diagnosis (rules/generic.p
 """
 # NB: import order is rule order.
 from . import requires_grad, leaf, inplace, optimizer, device_mismatch, loading  # noqa: E402,F401
-from . import backward, conversions, dtypes, shapes, channels, collate, memory, device_assert, numerics, training  # noqa: E402,F401
+from . import backward, conversions, dtypes, shapes, channels, collate, arguments, memory, device_assert, numerics, training  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
 from . import generic  # noqa: E402,F401

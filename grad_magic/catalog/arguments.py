@@ -1,0 +1,97 @@
+"""Messages of the argument-type family."""
+from __future__ import annotations
+
+from typing import Dict
+
+MESSAGES: Dict[str, Dict[str, str]] = {
+    "arguments.title": {
+        "en": "{callee} was given {got} where it takes {want}",
+        "zh": "{callee} 收到的是 {got}，而它需要 {want}",
+    },
+    "arguments.summary": {
+        "en": "A torch function, layer or model checks the type of each argument before it runs.",
+        "zh": "torch 的函数、层或模型在运行前会检查每个参数的类型。",
+    },
+    "arguments.what": {
+        "en": "Line {lineno} passed {argument} to {callee}, and torch's `{function}()` got a `{got}` for its "
+              "argument{name}, which must be {want}.",
+        "zh": "第 {lineno} 行把 {argument} 传给了 {callee}，torch 的 `{function}()` 的参数{name}收到的是 `{got}`，"
+              "而它必须是 {want}。",
+    },
+    "arguments.a_value": {"en": "a value", "zh": "一个值"},
+    "arguments.none": {"en": "None", "zh": "None"},
+    "arguments.why.method": {
+        "en": "{argument} is the method `{method}` itself: without `()` it is never called, so torch gets the "
+              "method instead of what it returns.",
+        "zh": "{argument} 是方法 `{method}` 本身：没有 `()` 就不会调用它，所以 torch 拿到的是方法而不是它的返回值。",
+    },
+    "arguments.why.device": {
+        "en": "{callee} called with a device runs the model on it as if it were the input; `.to(device)` moves "
+              "a model to a device.",
+        "zh": "用设备调用 {callee} 会把设备当作输入来运行模型；把模型移到设备上要用 `.to(device)`。",
+    },
+    "arguments.why.numpy": {
+        "en": "{argument} is a NumPy array: torch functions and layers take tensors, so it needs converting "
+              "first.",
+        "zh": "{argument} 是一个 NumPy 数组：torch 的函数和层只接受张量，需要先转换。",
+    },
+    "arguments.why.numbers": {
+        "en": "{argument} is a Python list of numbers: torch takes a tensor there, made from the list.",
+        "zh": "{argument} 是一个 Python 数字列表：这里 torch 需要用这个列表做成的张量。",
+    },
+    "arguments.why.torch_tuple": {
+        "en": "{argument} is what {maker} returned on line {lineno}: an nn.{cls} returns a tuple (its output, "
+              "then its state), and item 0 is the output.",
+        "zh": "{argument} 是第 {lineno} 行 {maker} 的返回值：nn.{cls} 返回一个元组（先是输出，然后是状态），"
+              "第 0 项才是输出。",
+    },
+    "arguments.why.model_output": {
+        "en": "{argument} is what {maker} returned on line {lineno}: a `{cls}`, which holds its tensors by name; "
+              "`.{field}` is the tensor.",
+        "zh": "{argument} 是第 {lineno} 行 {maker} 的返回值：一个 `{cls}`，它按名字保存张量；`.{field}` 才是张量。",
+    },
+    "arguments.why.no_return": {
+        "en": "{argument} is what {maker} returned on line {lineno}, and `{function}` has no `return`: "
+              "a Python function without one returns None.",
+        "zh": "{argument} 是第 {lineno} 行 {maker} 的返回值，而 `{function}` 没有 `return`："
+              "没有 return 的 Python 函数返回 None。",
+    },
+    "arguments.why.returns_many": {
+        "en": "{argument} is what {maker} returned: a {got} of {count}, made by its `return` on line {lineno}. "
+              "Which item the next step takes is yours to say, so no fix is proposed.",
+        "zh": "{argument} 是 {maker} 的返回值：第 {lineno} 行的 `return` 返回了一个含 {count} 项的 {got}。"
+              "下一步该取哪一项需要你来决定，因此不提供修复。",
+    },
+    "arguments.why.assigned": {
+        "en": "{argument} is the {got} that {maker} returned on line {lineno}.",
+        "zh": "{argument} 是第 {lineno} 行 {maker} 返回的 {got}。",
+    },
+    "arguments.why.plain": {
+        "en": "torch takes {want} there and got a `{got}`.",
+        "zh": "torch 在这里需要 {want}，收到的却是 `{got}`。",
+    },
+    "arguments.fix.call": {
+        "en": "Call `{method}()` on line {lineno}",
+        "zh": "在第 {lineno} 行调用 `{method}()`",
+    },
+    "arguments.fix.to": {
+        "en": "Move the model with `{code}` on line {lineno}",
+        "zh": "在第 {lineno} 行用 `{code}` 移动模型",
+    },
+    "arguments.fix.tensor": {
+        "en": "Pass a tensor, `{code}`, on line {lineno}",
+        "zh": "在第 {lineno} 行传入张量 `{code}`",
+    },
+    "arguments.fix.item": {
+        "en": "Take the output, `{code}`, on line {lineno}",
+        "zh": "在第 {lineno} 行取输出 `{code}`",
+    },
+    "arguments.fix.field": {
+        "en": "Take the tensor, `{code}`, on line {lineno}",
+        "zh": "在第 {lineno} 行取张量 `{code}`",
+    },
+    "arguments.fix.return": {
+        "en": "Return `{name}` at the end of `{function}`",
+        "zh": "在 `{function}` 的末尾返回 `{name}`",
+    },
+}

@@ -1,0 +1,72 @@
+"""torch's messages for an argument of the wrong type -> `BadArgument`. Reads only the message; no torch import.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+# torch/csrc/utils/python_arg_parser.cpp, torch 1.x ... 2.13:
+#   "linear(): argument 'input' (position 1) must be Tensor, not tuple"
+#   "empty(): argument 'size' (position 1) must be tuple of ints, not builtin_function_or_method"
+#   "conv2d() received an invalid combination of arguments - got (list, Parameter, ...), but expected one of:\n
+#    * (Tensor input, ...)\n      didn't match because some of the arguments have invalid types: (!list!, ...)"
+#   "expected Tensor as element 0 in argument 0, but got list" (torch.stack / cat of a list holding a non-tensor)
+ONE = re.compile(r"(?P<fn>\w+)\(\): argument '(?P<arg>\w+)' \(position (?P<pos>\d+)\) must be (?P<want>[\w .]+?), "
+                 r"(?:not|but found element of type) (?P<got>[\w.]+)")
+COMBINATION = re.compile(r"(?P<fn>\w+)\(\) received an invalid combination of arguments - got \((?P<got>.*)\), but")
+MARKED = re.compile(r"invalid types: \((?P<types>[^\n]*)\)")
+
+
+@dataclass(frozen=True)
+class BadArgument:
+    """Argument `position` (0-based, the call's own arguments) or `name` of `function` was a `got` where torch
+    takes a `want`."""
+
+    function: str
+    name: str  # "" when torch does not say
+    position: Optional[int]
+    want: str
+    got: str  # torch's name of the value's type: "tuple", "NoneType", "numpy.ndarray", "torch.device"
+
+    @property
+    def got_type(self) -> str:
+        """The type's own name (`ndarray` for torch's `numpy.ndarray`)."""
+        return self.got.rsplit(".", 1)[-1]
+
+
+def parse_bad_argument(message: str) -> Optional[BadArgument]:
+    m = ONE.search(message)
+    if m is not None:
+        return BadArgument(m["fn"], m["arg"], int(m["pos"]) - 1, m["want"], m["got"])
+    m = COMBINATION.search(message)
+    marked = MARKED.search(message) if m is not None else None
+    if m is None or marked is None:
+        return None
+    got = _items(m["got"])
+    for i, t in enumerate(_items(marked["types"])):
+        if t.startswith("!") and t.endswith("!") and "=" not in t and i < len(got):
+            return BadArgument(m["fn"], "", i, _wanted(message, i), t.strip("!").split(" ")[0])
+    return None
+
+
+def _items(text: str) -> List[str]:
+    """A list torch writes with ", " between items, items that hold brackets of their own (`list of [Tensor,
+    Tensor]`, `tuple of (int, int)`) kept whole."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        if ch == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return items
+
+
+def _wanted(message: str, index: int) -> str:
+    """What the first signature torch lists takes at `index` (`Tensor` for `(Tensor input, ...)`)."""
+    m = re.search(r"\n \* \((?P<params>[^)]*)\)", message)
+    params = [p.strip() for p in m["params"].split(",")] if m else []
+    if index >= len(params) or params[index] == "*":
+        return "Tensor"
+    return params[index].rsplit(" ", 1)[0] if " " in params[index] else params[index]

@@ -1,0 +1,143 @@
+"""argument-type (rules/arguments/): torch's messages for an argument of the wrong type, the value found where the
+traceback holds it and the user's argument that held it, where it came from, and cards through a real shell
+whose fixes run again in a fresh session."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from grad_magic.rules.arguments.message import BadArgument, parse_bad_argument
+from earlier_cells import card_of, fix_runs_clean, lines_of
+
+
+def _message(fn) -> str:
+    with pytest.raises(TypeError) as info:
+        fn()
+    return str(info.value)
+
+
+def test_the_messages_of_this_torch_are_the_ones_keyed_on():
+    x = torch.randn(2, 4)
+    lin, conv = torch.nn.Linear(4, 2), torch.nn.Conv2d(3, 4, 3)
+    assert parse_bad_argument(_message(lambda: lin((x, x)))) == BadArgument("linear", "input", 0, "Tensor", "tuple")
+    assert parse_bad_argument(_message(lambda: conv([x]))) == BadArgument("conv2d", "", 0, "Tensor", "list")
+    assert parse_bad_argument(_message(lambda: torch.empty(x.size))) == \
+        BadArgument("empty", "size", 0, "tuple of ints", "builtin_function_or_method")
+    assert parse_bad_argument(_message(lambda: torch.zeros(2).ne(None))).got == "NoneType"
+    assert parse_bad_argument(_message(lambda: lin(np.zeros((2, 4), np.float32)))).got_type == "ndarray"
+    target = parse_bad_argument(_message(lambda: torch.nn.functional.cross_entropy(x, [0, 1])))
+    assert (target.name, target.position, target.got) == ("target", 1, "list")
+    assert parse_bad_argument("unsupported operand type(s) for +: 'Tensor' and 'NoneType'") is None
+
+
+# -- through the shell --
+
+LSTM = ("import torch\nimport torch.nn as nn\n\n"
+        "class Tagger(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lstm = nn.LSTM(4, 8, batch_first=True)  # the encoder\n"
+        "        self.fc = nn.Linear(8, 3)\n\n"
+        "    def forward(self, x):\n"
+        "        h = self.lstm(x)\n"
+        "        return self.fc(h)\n")
+
+
+def test_an_lstms_tuple_passed_on_takes_its_output_where_it_was_made(shell):
+    cells = [LSTM, "%%gradcheck\nmodel = Tagger()\nout = model(torch.randn(2, 5, 4))\nout.sum().backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 11) in lines_of(d) and (1, 12) in lines_of(d) and "nn.LSTM" in d.why
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        h = self.lstm(x)[0]\n" in fixed[0] and "# the encoder" in fixed[0]
+
+
+def test_a_forward_without_return_gets_one(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class Block(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.lin = nn.Linear(4, 4)\n\n"
+             "    def forward(self, x):\n"
+             "        x = torch.relu(self.lin(x))\n\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.block, self.head = Block(), nn.Linear(4, 2)\n\n"
+             "    def forward(self, x):\n"
+             "        x = self.block(x)\n"
+             "        return self.head(x)\n",
+             "%%gradcheck\nnet = Net()\nnet(torch.randn(3, 4)).sum().backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 10) in lines_of(d) and "`Block.forward`" not in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        x = torch.relu(self.lin(x))\n        return x\n" in fixed[0]
+
+
+def test_a_method_not_called_is_called(shell):
+    cells = ["%%gradcheck\nimport torch\nx = torch.randn(2, 3)\nnoise = torch.randn(x.size)\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert lines_of(d) == [(None, 4)] or (d.lines[0].lineno == 4)
+    assert "torch.randn(x.size())" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_model_called_with_the_device_is_moved_to_it(shell):
+    cells = ["import torch\ndevice = torch.device('cpu')\nmodel = torch.nn.Linear(3, 1)\n",
+             "%%gradcheck\nmodel(device)\nloss = model(torch.randn(4, 3)).sum()\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert "model.to(device)\n" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_float64_array_into_a_layer_becomes_a_float32_tensor(shell):
+    cells = ["import numpy as np\nimport torch\nX = np.random.rand(8, 3)\nmodel = torch.nn.Linear(3, 1)\n",
+             "%%gradcheck\npred = model(X)\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert "model(torch.as_tensor(X, dtype=torch.float32))" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_list_of_labels_into_a_loss_becomes_a_tensor(shell):
+    cells = ["%%gradcheck\nimport torch\nimport torch.nn.functional as F\nlogits = torch.randn(3, 4, requires_grad=True)\n"
+             "labels = [0, 2, 1]\nloss = F.cross_entropy(logits, labels)\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert "F.cross_entropy(logits, torch.as_tensor(labels))" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_list_a_block_returns_is_named_without_a_fix(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class Stem(nn.Module):\n"
+             "    def forward(self, x):\n"
+             "        return [x, x.flip(-1)]\n",
+             "%%gradcheck\nstem, conv = Stem(), nn.Conv2d(3, 4, 3)\nfeats = stem(torch.randn(1, 3, 8, 8))\n"
+             "out = conv(feats)\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 6) in lines_of(d) and d.fix is None
+
+
+def test_chinese_card(shell, monkeypatch):
+    monkeypatch.setenv("GRAD_MAGIC_LANG", "zh")
+    cells = ["%%gradcheck\nimport torch\nx = torch.randn(2, 3)\nnoise = torch.randn(x.size)\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert d.language == "zh" and "方法" in d.why
+
+
+def test_an_array_passed_through_the_users_forward_is_converted_where_the_cell_passes_it(shell):
+    cells = ["import numpy as np\nimport torch\nimport torch.nn as nn\n\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.fc1 = nn.Linear(3, 1)\n\n"
+             "    def forward(self, x):\n"
+             "        return self.fc1(x)\n",
+             "%%gradcheck\nX_train = np.random.rand(8, 3).astype(np.float32)\nnet = Net()\n"
+             "loss = net(X_train).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert d.lines[0].lineno == 4 and d.lines[0].cell is None or d.lines[0].lineno == 4
+    assert "net(torch.as_tensor(X_train))" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_float64_frame_through_the_users_model_is_cast_to_its_weights_dtype(shell):
+    cells = ["import numpy as np\nimport torch\nimport torch.nn as nn\n"
+             "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n",
+             "%%gradcheck\nX = np.random.rand(8, 3)\nloss = net(X).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert "net(torch.as_tensor(X, dtype=torch.float32))" in fix_runs_clean(shell, cells, d)[-1]

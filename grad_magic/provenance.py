@@ -114,10 +114,41 @@ class Lineage:
         entry = self._births.get(id(t))
         return entry[1] if entry is not None and entry[0]() is t else None
 
+    def made(self, birth: Birth) -> Optional[torch.Tensor]:
+        """The tensor `birth` made, while it lives."""
+        for ref, b in self._births.values():
+            if b is birth:
+                return ref()
+        return None
+
+    def ancestors(self, t: torch.Tensor) -> Iterator[Birth]:
+        """The births `t` came from, nearest first (breadth first, every input; at most MAX_HOPS)."""
+        first = self.birth_of(t) or self.alias_birth(t)
+        queue, seen = ([first] if first is not None else []), set()
+        while queue and len(seen) < MAX_HOPS:
+            b = queue.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            yield b
+            queue.extend(i.parent for i in b.inputs if i.parent is not None)
+
+    def alias_birth(self, t: torch.Tensor) -> Optional[Birth]:
+        """The birth of a tensor the run made that `t` is an alias of -- the same memory, shape, strides and
+        dtype -- when an op the tracker does not see made `t` from it (`Variable(x)`, `x.data`, a C extension)."""
+        key = _layout(t)
+        if key is None:
+            return None
+        for ref, birth in reversed(list(self._births.values())):
+            other = ref()
+            if other is not None and other is not t and _layout(other) == key:
+                return birth
+        return None
+
     def origin(self, t: torch.Tensor, carries: Callable[[Meta], bool]) -> Origin:
         """Follow `t` back through the ops whose inputs carry the property (`carries`, true of `t`) to the op
         that gave it: one none of whose inputs carries it."""
-        birth = self.birth_of(t)
+        birth = self.birth_of(t) or self.alias_birth(t)
         if birth is None:
             return Origin(None, t, ())
         path: List[Birth] = []
@@ -127,7 +158,14 @@ class Lineage:
             if nxt is None:
                 return Origin(birth, None, tuple(path))
             if nxt.parent is None:
-                return Origin(None, nxt.ref() if nxt.ref is not None else None, tuple(path))
+                root = nxt.ref() if nxt.ref is not None else None
+                if root is None:  # NB: a temporary an unseen op made on this line (`torch.from_numpy(a)`)
+                    return Origin(birth, None, tuple(path))
+                alias = self.alias_birth(root)
+                if alias is None or any(alias is b for b in path):
+                    return Origin(None, root, tuple(path))
+                birth = alias
+                continue
             if any(nxt.parent is b for b in path):
                 break
             birth = nxt.parent
@@ -166,6 +204,15 @@ class Lineage:
             if not b.grad and any(i.meta.requires_grad for i in b.inputs):
                 return b
             queue.extend(i.parent for i in b.inputs if i.parent is not None and not i.meta.requires_grad)
+        return None
+
+
+def _layout(t: torch.Tensor) -> Optional[Tuple[Any, ...]]:
+    """Where a tensor's elements are in memory, and how it reads them; None where it has no memory (meta)."""
+    try:
+        ptr = t.data_ptr()
+        return (ptr, t.device, tuple(t.shape), t.stride(), t.dtype) if ptr else None
+    except (RuntimeError, TypeError, NotImplementedError):
         return None
 
 

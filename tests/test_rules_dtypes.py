@@ -431,3 +431,25 @@ def test_whole_number_float_targets_still_get_their_cast(shell):
              "%%gradcheck\ny = torch.tensor([[0], [1], [1], [0]])\nloss = criterion(model(torch.rand(4, 8)), y)\n"]
     d = card_of(shell, cells, "target-dtype", RuntimeError)
     fix_runs_clean(shell, cells, d)
+
+
+def test_uint8_frames_are_named_as_unsigned_char_by_the_convolution():
+    conv = nn.Conv2d(4, 2, 3)
+    with pytest.raises(RuntimeError) as info:
+        conv(torch.zeros(1, 4, 8, 8, dtype=torch.uint8))
+    assert parse_dtype_mismatch(str(info.value)) == DtypeMismatchError("uint8", "float32", False)
+
+
+def test_a_frame_made_in_a_helper_and_wrapped_by_an_unseen_op_is_cast_where_it_was_made(shell):
+    # NB: Variable(x) makes a new tensor on the same memory in C: the tracker does not see it, the record of
+    # where the memory was made does (provenance's alias births); `.unsqueeze(0)` keeps the dtype
+    cells = ["import numpy as np\nimport torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\n"
+             "Q = nn.Sequential(nn.Conv2d(4, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 2))\n",
+             "def act(model, obs):\n"
+             "    obs = torch.from_numpy(obs).unsqueeze(0)  # one frame stack\n"
+             "    return model(Variable(obs)).max(1)[1]\n",
+             "%%gradcheck\nframes = np.zeros((4, 8, 8), dtype=np.uint8)\naction = act(Q, frames)\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (2, 2) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "    obs = torch.from_numpy(obs).float().unsqueeze(0)  # one frame stack\n" in fixed[1]

@@ -346,3 +346,36 @@ def test_float_class_labels_into_a_transformers_classifier_are_made_int64_where_
     assert (2, 10) in lines_of(d) and "int64" in d.why, lines_of(d)
     fixed_cells = fix_runs_clean(shell, cells, d)
     assert "torch.tensor(self.labels[i], dtype=torch.long)" in fixed_cells[1]
+
+
+def test_one_image_without_its_batch_dimension_gets_a_batch_of_one_not_a_smaller_layer(shell):
+    # NB: a Conv2d accepts (C, H, W); the Flatten after it then folds the channels into the rows, and the
+    # Linear's in_features "fix" would silence the error and break the model for every batch
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 16, 3))\n"
+             "        self.fc = nn.Linear(16 * 4 * 4, 2)\n\n"
+             "    def forward(self, x):\n"
+             "        x = self.features(x)\n"
+             "        x = x.view(x.size(0), -1)\n"
+             "        return self.fc(x)\n",
+             "%%gradcheck\nnet = Net()\nimg = torch.rand(3, 8, 8) * 2 - 1\nprediction = net(img).softmax(1)\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert (None, 3) in lines_of(d) or (2, 3) in lines_of(d)
+    assert "nn.Linear(16 * 4 * 4, 2)" in fix_runs_clean(shell, cells, d)[0]
+    assert "prediction = net(img.unsqueeze(0)).softmax(1)" in fixed_cell(shell, cells, d)
+
+
+def fixed_cell(shell, cells, d):
+    from earlier_cells import fixed
+    return fixed(cells, d)[-1]
+
+
+def test_a_batch_through_the_convolutions_is_not_called_one_sample(shell):
+    cells = ["import torch\nimport torch.nn as nn\n"
+             "net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(100, 2))\n",
+             "%%gradcheck\nout = net(torch.rand(4, 3, 8, 8))\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert "batch of one" not in d.why and "was built for 100" in d.why

@@ -94,13 +94,28 @@ def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str, value: Optio
         if dtype_kw is not None and dtype_literal(dtype_kw.value) not in (None, want):
             return Origin(name, stmt, "cast", dtype_kw.value, "numpy_dtype" if _numpy_spelling(
                 ctx, dtype_kw.value) else "dtype")
-        if callee_name(node) == "from_numpy" and node is value:
+        if callee_name(node) == "from_numpy" and (node is value or _reshaped(value, node)):
             return Origin(name, stmt, "numpy", node, "suffix")
         if callee_name(node) in ("tensor", "as_tensor") and dtype_kw is None and node.args and node is value \
                 and not any(k.arg is None for k in node.keywords):
             how = "numpy_tensor" if _is_array(lookup(ctx, node.args[0])) else "tensor"
             return Origin(name, stmt, how, node, "dtype_keyword")
     return Origin(name, stmt, "other")
+
+
+# NB: methods that keep a tensor's dtype: `torch.from_numpy(a).unsqueeze(0)` is made float where from_numpy is
+KEEP_DTYPE = frozenset({"unsqueeze", "squeeze", "view", "reshape", "permute", "transpose", "contiguous", "flatten",
+                        "clone", "to", "cpu", "cuda", "detach", "requires_grad_", "pin_memory"})
+
+
+def _reshaped(value: ast.AST, node: ast.AST) -> bool:
+    """`value` is `node` followed by methods that keep its dtype (`.to(device)` only without a dtype)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in KEEP_DTYPE \
+            and not any(dtype_literal(a) for a in value.args) and not any(k.arg == "dtype" for k in value.keywords):
+        value = value.func.value
+        if value is node:
+            return True
+    return False
 
 
 def dtype_literal(node: ast.AST) -> Optional[str]:

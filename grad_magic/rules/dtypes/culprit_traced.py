@@ -49,11 +49,16 @@ def traced_origin(ctx: RuleContext, dtype: str, want: str, position: Optional[in
     found = lineage.origin(odd, lambda m: m.dtype == odd.dtype)
     names = tuple(top.names.names_for(odd)) or (tuple(top.names.names_for(found.root))
                                                  if found.root is not None else ())
-    if found.birth is None:  # NB: made before the run: the earlier cell that bound it
+    birth = found.birth
+    if birth is None:  # NB: made before the run: the earlier cell that bound it
         made = global_origin(top, top.names.names_for(found.root), want, found.root) \
             if found.root is not None else None
-        return Traced(made[1], made[0], odd, names) if made is not None else None
-    for filename, lineno in found.birth.frames[:1]:
+        if made is not None:
+            return Traced(made[1], made[0], odd, names)
+        if not found.path:
+            return None
+        birth = found.path[-1]  # NB: read a tensor no name holds, made by an op the tracker does not see
+    for filename, lineno in birth.frames[:1]:
         at = view_on(top, filename, lineno)
         tree = cell_tree(at.record.source) if at is not None else None
         stmt = enclosing_statement(tree, lineno) if tree is not None else None

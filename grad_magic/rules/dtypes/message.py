@@ -38,8 +38,8 @@ MISMATCH: Tuple[re.Pattern, ...] = (
     re.compile(r"expected both vectors to have same dtype, but found (?P<a>[A-Za-z0-9]+) and "
                r"(?P<b>[A-Za-z0-9]+)"),  # dot, 1-D @
     # conv: "(double) and bias type (float)" (2.x), "(torch.DoubleTensor) and weight type (torch.FloatTensor)"
-    re.compile(r"Input type \((?P<a>[A-Za-z0-9_.:]+)\) and (?:weight|bias) type \((?P<b>[A-Za-z0-9_.:]+)\) "
-               r"should be the same"),
+    re.compile(r"Input type \((?P<a>[A-Za-z0-9_.:]+(?: char)?)\) and (?:weight|bias) type "
+               r"\((?P<b>[A-Za-z0-9_.:]+(?: char)?)\) should be the same"),  # NB: uint8 is "unsigned char"
     re.compile(r"RNN input dtype \((?P<a>[a-z0-9.]+)\) does not match weight dtype \((?P<b>[a-z0-9.]+)\)"),
     re.compile(r"mixed dtype \(CPU\): all inputs must share same datatype"),  # BatchNorm, LayerNorm
     re.compile(r"addmv input tensors must have the same dtype"),  # torch.mv
@@ -47,6 +47,7 @@ MISMATCH: Tuple[re.Pattern, ...] = (
 )
 SCALAR = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16",
           "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool",
+          "unsigned char": "uint8", "signed char": "int8",
           "float64": "float64", "float32": "float32", "float16": "float16", "int64": "int64", "int32": "int32"}
 INTEGRAL = frozenset({"int64", "int32", "int16", "int8", "uint8", "bool"})
 

@@ -19,7 +19,7 @@ from ...model import ERROR, Diagnosis, Fix
 from ...record import OpEvent
 from ..context import RuleContext
 from ..kit import failed_op, one_line, quote
-from ..places import spelled, with_lines
+from ..places import root, spelled, with_lines
 from ..registry import rule
 from ..dtypes.culprit_beyond import LoaderOrigin, loader_origin
 from ..traced import Born, born, built_at, failing_operands, marked, target_values_born
@@ -28,6 +28,7 @@ from .culprit_batch import BatchCause, batch_cause
 from .culprit_linear import PRODUCTS, Layer, LinearInput, find_input, find_layer, product_operands
 from .culprit_target import Classes, find_classes
 from .fix import batch_fix, flatten_fix, in_features_fix, target_fix
+from .unbatched import unbatched
 from .message import (BadTarget, BatchSizes, Product, parse_batch_error, parse_matmul_error,
                       parse_target_error)
 
@@ -74,10 +75,18 @@ def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
     layer, p, lineno = given.layer, given.product, ctx.record.error_lineno
     text = layer_text(ctx, layer)
     missing_flatten = given.flat == layer.in_features
-    fix, reason = flatten_fix(ctx, given, text) if missing_flatten else in_features_fix(ctx, given, text)
+    one = None if missing_flatten else unbatched(ctx)
+    if one is not None:  # NB: the layer is right for a batch; the model was given one sample
+        given = dataclasses.replace(given, ctor_at=None, ctors=(), origin_line=None)
+        fix, reason = one.fix, "shapes.unbatched.no_fix"
+    else:
+        fix, reason = flatten_fix(ctx, given, text) if missing_flatten else in_features_fix(ctx, given, text)
     shown = named(ctx, given.name, "shapes.the_input")
     shape = shape_text(given.shape) if given.shape else f"({p.rows}, {p.inner})"
     parts = [_linear_cause(ctx, given, shown, shape, text), _input_origin(ctx, given)]
+    if one is not None:
+        parts = [ctx.say("shapes.unbatched.why", layer=text, sample=shape_text(one.shape), rows=p.rows,
+                         got=given.features)]
     if given.ctor_at is not None and given.ctor_line is not None:
         parts.append(given.ctor_at.say("shapes.linear.made_at", layer=text, lineno=given.ctor_line,
                                        code=one_line(given.ctor_at.record.source, given.ctors[0].call)))
@@ -87,6 +96,8 @@ def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
     if layer.weight is not None:
         tensors.append(tensor_fact(f"{layer.name}.weight" if layer.module is not None else layer.name, layer.weight))
     at = given.ctor_at if given.ctor_at is not None and fix is not None else ctx  # NB: the card is where its fix is
+    if one is not None and fix is not None:
+        at = root(ctx)
     d = at.diagnosis(
         SHAPE, ERROR,
         title=ctx.say("shapes.linear.title", layer=text, expected=layer.in_features, got=given.features),
@@ -96,7 +107,9 @@ def _linear_card(ctx: RuleContext, given: LinearInput) -> Diagnosis:
                      out=layer.out_features, lineno=lineno or "?"),
         why=why(ctx, parts), where=ctx.where(lineno),
         lines=sorted({n for n in (lineno, given.origin_line, given.ctor_line) if n}) if at is ctx else
-        [given.ctor_line], names=[n for n in (given.name, layer.name) if n], tensors=tensors, fix=fix)
+        [given.ctor_line] if one is None else [at.record.error_lineno], names=[n for n in (given.name, layer.name) if n], tensors=tensors, fix=fix)
+    if one is not None:
+        return marked(with_lines(d, ctx, [lineno]) if at is not ctx else d, one.made, ctx)
     if given.ctor_at is None:
         return d
     if at is ctx:

@@ -8,7 +8,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from grad_magic.rules.collate import Field, Unequal, collate_text, field_of, parse_unequal
-from earlier_cells import card_of, fix_runs_clean
+from earlier_cells import card_of, fix_runs_clean, lines_of
 
 
 def _raised(samples, **loader):
@@ -85,3 +85,19 @@ def test_chinese_card(shell, monkeypatch):
              "x = next(iter(loader))\n"]
     d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
     assert d.language == "zh" and "Resize" in d.why and d.fix is None
+
+
+def test_a_loaders_iterator_on_the_line_and_the_users_own_collate_function(shell):
+    # NB: boxes per image differ: padding them with zeros would add boxes of class 0, so the collate
+    # function the user wrote for them is the fix, on the loader the iterator came from (by its dataset)
+    cells = ["import torch\nfrom torch.utils.data import DataLoader\n\n"
+             "def detection_collate(batch):\n"
+             "    return torch.stack([s[0] for s in batch]), [s[1] for s in batch]\n",
+             "samples = [(torch.rand(3, 8, 8), torch.rand(n, 5)) for n in (2, 1, 3, 1)]\n"
+             "data_loader = DataLoader(samples, batch_size=2,\n"
+             "                         shuffle=False)\n",
+             "%%gradcheck\nbatch_iterator = iter(data_loader)\nimages, targets = next(batch_iterator)\n"]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    assert {(2, 2), (2, 3)} <= set(lines_of(d)) and "detection_collate" in d.why
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "                         shuffle=False, collate_fn=detection_collate)" in fixed[1]

@@ -379,3 +379,30 @@ def test_a_batch_through_the_convolutions_is_not_called_one_sample(shell):
              "%%gradcheck\nout = net(torch.rand(4, 3, 8, 8))\n"]
     d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
     assert "batch of one" not in d.why and "was built for 100" in d.why
+
+
+def test_a_view_with_the_batch_size_as_a_number_fails_on_the_last_batch_and_gets_minus_one(shell):
+    from grad_magic.rules.shapes.view_size import ViewSize, parse_view_size
+    with pytest.raises(RuntimeError) as info:
+        torch.zeros(2, 10).view(4, 10)
+    assert parse_view_size(str(info.value)) == ViewSize((4, 10), 20)
+    cells = ["import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+             "BATCH = 4\nloader = DataLoader(TensorDataset(torch.randn(10, 3, 2, 5)), batch_size=BATCH)\n"
+             "net = torch.nn.Linear(5, 5)\n",
+             "%%gradcheck\nfor (x,) in loader:\n    scores = net(x).view(BATCH, 30)  # flatten per sample\n"
+             "    scores.sum().backward()\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert lines_of(d)[0][1] == 3 and "this batch has 2" in d.title
+    assert "    scores = net(x).view(-1, 30)  # flatten per sample\n" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_view_whose_other_sizes_are_wrong_is_not_called_a_fixed_batch(shell):
+    cells = ["%%gradcheck\nimport torch\nx = torch.randn(4, 10)\ny = x.view(4, 7)\n"]
+    result = run_cells_plain(shell, cells)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert all("batch size written" not in d.title for d in grad_magic.last_diagnoses())
+
+
+def run_cells_plain(shell, cells):
+    from earlier_cells import run_cells
+    return run_cells(shell, cells)

@@ -47,4 +47,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Pad the sequences of each batch of `{loader}` with a `collate_fn` on line {lineno}",
         "zh": "在第 {lineno} 行给 `{loader}` 加上 `collate_fn`，把每个批次的序列补齐",
     },
+    "collate.why_theirs": {
+        "en": "You wrote `{function}` to make such batches, and this DataLoader does not use it.",
+        "zh": "你写了 `{function}` 来组成这样的批次，但这个 DataLoader 没有使用它。",
+    },
+    "collate.fix_theirs": {
+        "en": "Make the batches of `{loader}` with your `{function}`: `collate_fn={function}` on line {lineno}",
+        "zh": "用你的 `{function}` 组成 `{loader}` 的批次：在第 {lineno} 行加上 `collate_fn={function}`",
+    },
 }

@@ -361,20 +361,4 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Squeeze the label column `{name}` to shape (N,) on line {lineno}",
         "zh": "在第 {lineno} 行把标签列 `{name}` 压成形状 (N,)",
     },
-    "shapes.unbatched.why": {
-        "en": "A convolution before {layer} ran on one sample without its batch dimension, shape {sample}: "
-              "torch accepts that, so its {rows} channels became the rows {layer} got, each with {got} pixels. "
-              "The layer is right for a batch; the model needs a batch of one.",
-        "zh": "{layer} 之前的卷积在一个没有批次维度的样本上运行，形状为 {sample}：torch 接受这种输入，"
-              "于是它的 {rows} 个通道变成了 {layer} 收到的行，每行 {got} 个像素。"
-              "这个层对批次输入是正确的；模型需要的是一个大小为 1 的批次。",
-    },
-    "shapes.unbatched.no_fix": {
-        "en": "Give the model a batch of one, for example with `.unsqueeze(0)` where the sample is passed.",
-        "zh": "给模型一个大小为 1 的批次，例如在传入样本的地方加上 `.unsqueeze(0)`。",
-    },
-    "shapes.unbatched.fix": {
-        "en": "Give the model a batch of one: `{name}.unsqueeze(0)` on line {lineno}",
-        "zh": "给模型一个大小为 1 的批次：在第 {lineno} 行使用 `{name}.unsqueeze(0)`",
-    },
 }

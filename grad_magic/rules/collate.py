@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
@@ -20,12 +21,13 @@ import torch.utils.data
 
 from .. import catalog
 from ..cell import cell_tree, node_span
-from ..edits import make_fix
+from ..edits import keyword_added, make_fix
+from ..names import attribute_without_code
 from ..facts import shape_text
 from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext, dotted_names
 from .kit import lookup, quote, torch_name
-from .places import Place, getitem_of, global_assignment, returned, view_on, with_lines
+from .places import Place, getitem_of, global_assignment, returned, root, with_lines
 from .registry import rule
 
 KIND = "collate-unequal-sizes"
@@ -105,13 +107,27 @@ def field_of(exc: Optional[BaseException]) -> Optional[Field]:
 
 
 def loader_on_line(ctx: RuleContext) -> Tuple[str, Optional[torch.utils.data.DataLoader]]:
-    """The one DataLoader the failing line names (`for x, y in loader:`, `next(iter(train_dl))`)."""
+    """The one DataLoader the failing line names (`for x, y in loader:`, `next(iter(train_dl))`), or whose
+    iterator it names (`next(batch_iterator)`: the loader of the iterator's dataset, by identity)."""
     found = {}
     for name in dotted_names(ctx.record.source_line(ctx.record.error_lineno)):
         obj = ctx.names.lookup(name)
+        if isinstance(obj, _ITERATOR):
+            name, obj = _loader_of(ctx, obj)
         if isinstance(obj, torch.utils.data.DataLoader):
             found.setdefault(id(obj), (name, obj))
     return next(iter(found.values())) if len(found) == 1 else ("", None)
+
+
+_ITERATOR = torch.utils.data.dataloader._BaseDataLoaderIter
+
+
+def _loader_of(ctx: RuleContext, iterator: Any) -> Tuple[str, Any]:
+    dataset = attribute_without_code(iterator, "_dataset")
+    loaders = {id(obj): (name, obj) for name, obj in ctx.names.all_objects()
+               if isinstance(obj, torch.utils.data.DataLoader) and dataset is not None
+               and attribute_without_code(obj, "dataset") is dataset}
+    return next(iter(loaders.values())) if len(loaders) == 1 else ("", None)
 
 
 def loader_built(ctx: RuleContext, name: str) -> Optional[Place]:
@@ -151,6 +167,25 @@ def collate_text(t: str, field: Field) -> Optional[str]:
     return f"lambda batch: {{k: {pad} if k == {k!r} else {rest} for k in batch[0]}}"
 
 
+def users_collate(ctx: RuleContext, loader: Any) -> str:
+    """The name of the one collate function the user wrote (a function of a cell or file of theirs, named
+    `*collate*`) that the loader does not use: what they meant to pass."""
+    used = attribute_without_code(loader, "collate_fn")
+    sources = root(ctx).record.sources
+    found = [name for name, obj in ctx.names.all_objects() if name.isidentifier() and "collate" in name.lower()
+             and isinstance(obj, types.FunctionType) and obj is not used and sources is not None
+             and sources.is_user(obj.__code__.co_filename) and obj.__code__.co_argcount >= 1]
+    return found[0] if len(set(found)) == 1 else ""
+
+
+def named_collate_fix(built: Place, name: str, description: str) -> Optional[Fix]:
+    call = built.node
+    if not name or not isinstance(call, ast.Call) or any(k.arg == "collate_fn" for k in call.keywords):
+        return None
+    source = built.ctx.record.source
+    return make_fix(source, [keyword_added(source, call, f"collate_fn={name}")], description)
+
+
 def padding_fix(built: Place, field: Optional[Field], description: str) -> Optional[Fix]:
     call = built.node
     if field is None or not isinstance(call, ast.Call) or any(k.arg == "collate_fn" for k in call.keywords):
@@ -180,14 +215,19 @@ def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]
         return None
     field = None if err.in_worker else field_of(ctx.exception)
     built = loader_built(ctx, name)
-    fix = padding_fix(built, field, built.ctx.say("collate.fix", loader=name, lineno=built.node.lineno)) \
-        if built is not None and err.sequences else None
+    theirs = users_collate(ctx, loader) if built is not None else ""
+    fix = named_collate_fix(built, theirs, built.ctx.say("collate.fix_theirs", loader=name, function=theirs,
+                                                         lineno=built.node.lineno)) if theirs else None
+    if fix is None and built is not None and err.sequences:
+        fix = padding_fix(built, field, built.ctx.say("collate.fix", loader=name, lineno=built.node.lineno))
     lineno = ctx.record.error_lineno
     where_field = _field_said(ctx, field)
     sizes = dict(a=shape_text(err.first), i=err.first_entry, b=shape_text(err.other), j=err.other_entry)
     why = [ctx.say("collate.why", loader=quote(name), field=where_field, **sizes)]
     why.append(ctx.say("collate.why_sequences" if err.sequences else "collate.why_images", **sizes))
-    if fix is None:
+    if theirs and fix is not None:
+        why.append(ctx.say("collate.why_theirs", function=theirs))
+    elif fix is None:
         why.append(ctx.say("collate.no_fix_worker" if err.in_worker and err.sequences else "collate.no_fix"))
     at = built.ctx if built is not None and fix is not None else ctx  # NB: the card is where its fix is
     d = at.diagnosis(
@@ -195,13 +235,19 @@ def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]
         summary=ctx.say("collate.summary"),
         what=ctx.say("collate.what", lineno=lineno or "?", loader=quote(name), **sizes),
         why=catalog.sentences(why, ctx.language, capitalise=True), where=ctx.where(lineno),
-        lines=[built.node.lineno] if at is not ctx else [lineno], names=[name] if name.isidentifier() else [],
+        lines=_call_lines(built) if at is not ctx else [lineno], names=[name] if name.isidentifier() else [],
         fix=fix)
     if at is not ctx:
         d = with_lines(d, ctx, [lineno])
     elif built is not None:
-        d = with_lines(d, built.ctx, [built.node.lineno])
+        d = with_lines(d, built.ctx, _call_lines(built))
     return _getitem_marked(ctx, d, loader)
+
+
+def _call_lines(built: Place) -> List[int]:
+    """The loader's call: its first line, and its last where it spans several (where a keyword is added)."""
+    first, last = built.node.lineno, getattr(built.node, "end_lineno", None) or built.node.lineno
+    return [first] if last == first else [first, last]
 
 
 def _field_said(ctx: RuleContext, field: Optional[Field]) -> str:

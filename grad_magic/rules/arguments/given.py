@@ -5,20 +5,15 @@ innermost frame); the user's frame says which of its call's arguments held that 
 from __future__ import annotations
 
 import ast
-import builtins
-import functools
-import linecache
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, Optional
 
 from ...cell import cell_tree
-from ...names import attribute_without_code
 from ..context import RuleContext
 from ..kit import function_around
 from ..places import root, view_on
+from ..tb import UNKNOWN, call_at, entries_of, file_tree, value_in
 from .message import BadArgument
-
-UNKNOWN = object()  # NB: a value no frame holds (computed on the line itself: `torch.empty(x.size)`)
 
 
 @dataclass(frozen=True)
@@ -40,7 +35,7 @@ class Given:
 
 
 def given(ctx: RuleContext, err: BadArgument) -> Optional[Given]:
-    entries = _entries(ctx.exception)
+    entries = entries_of(ctx.exception)
     top = root(ctx)
     sources = top.record.sources
     users = [i for i, e in enumerate(entries) if e.tb_frame.f_code.co_filename == top.record.filename
@@ -50,16 +45,16 @@ def given(ctx: RuleContext, err: BadArgument) -> Optional[Given]:
     entry = entries[users[-1]]
     view = view_on(ctx, entry.tb_frame.f_code.co_filename, entry.tb_lineno)
     tree = cell_tree(view.record.source) if view is not None else None
-    call = _call_at(tree, entry) if tree is not None else None
+    call = call_at(tree, entry) if tree is not None else None
     if view is None or call is None:
         return None
     if entry is entries[-1]:
         arg = _argument(call, err)
-        found = Given(view, tree, call, arg, _value(entry.tb_frame, arg), True, entry.tb_frame)
+        found = Given(view, tree, call, arg, value_in(entry.tb_frame, arg), True, entry.tb_frame)
     else:
         inner = entries[-1]
-        inner_call = _call_at(_file_tree(inner.tb_frame.f_code.co_filename), inner)
-        value = _value(inner.tb_frame, _argument(inner_call, err)) if inner_call is not None else UNKNOWN
+        inner_call = call_at(file_tree(inner.tb_frame.f_code.co_filename), inner)
+        value = value_in(inner.tb_frame, _argument(inner_call, err)) if inner_call is not None else UNKNOWN
         arg = _holding(entry.tb_frame, call, value) or _bound_to(entries[users[-1] + 1].tb_frame, call, value)
         found = Given(view, tree, call, arg, value, False, entry.tb_frame)
     for outer in reversed(users[:-1]):  # NB: a parameter passed on as it came: the caller's argument made it
@@ -76,7 +71,7 @@ def _holding(frame: Any, call: ast.Call, value: Any) -> Optional[ast.expr]:
     """The one argument of `call` that holds `value` in `frame` (identity); a call's only argument when none
     is known to."""
     args = [*call.args, *(k.value for k in call.keywords)]
-    held = [a for a in args if value is not UNKNOWN and _value(frame, a) is value]
+    held = [a for a in args if value is not UNKNOWN and value_in(frame, a) is value]
     return held[0] if len(held) == 1 else args[0] if len(args) == 1 and not held else None
 
 
@@ -97,11 +92,11 @@ def _bound_to(callee: Any, call: ast.Call, value: Any) -> Optional[ast.expr]:
 def _given_at(ctx: RuleContext, entry: Any, value: Any) -> Optional[Given]:
     view = view_on(ctx, entry.tb_frame.f_code.co_filename, entry.tb_lineno)
     tree = cell_tree(view.record.source) if view is not None else None
-    call = _call_at(tree, entry) if tree is not None else None
+    call = call_at(tree, entry) if tree is not None else None
     if view is None or call is None or value is UNKNOWN:
         return None
     args = [*call.args, *(k.value for k in call.keywords)]
-    held = [a for a in args if _value(entry.tb_frame, a) is value]
+    held = [a for a in args if value_in(entry.tb_frame, a) is value]
     return Given(view, tree, call, held[0], value, False, entry.tb_frame) if len(held) == 1 else None
 
 
@@ -118,39 +113,6 @@ def _passed_on(g: Given) -> bool:
     return g.argument.id in params and not bound
 
 
-def _entries(exc: Optional[BaseException]) -> List[Any]:
-    tb = exc.__traceback__ if exc is not None else None
-    found = []
-    while tb is not None:
-        found.append(tb)
-        tb = tb.tb_next
-    return found
-
-
-def _call_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.Call]:
-    """The call at the instruction that raised, by its position (`co_positions`)."""
-    try:
-        span = tuple(list(entry.tb_frame.f_code.co_positions())[entry.tb_lasti // 2])
-    except (IndexError, TypeError, ValueError):
-        return None
-    if tree is None or None in span:
-        return None
-    first, last, start, end = span
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == \
-                (first, last, start, end):
-            return node
-    return None
-
-
-@functools.lru_cache(maxsize=16)
-def _file_tree(filename: str) -> Optional[ast.Module]:
-    try:
-        return ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
-        return None
-
-
 def _argument(call: Optional[ast.Call], err: BadArgument) -> Optional[ast.expr]:
     if call is None:
         return None
@@ -163,22 +125,6 @@ def _argument(call: Optional[ast.Call], err: BadArgument) -> Optional[ast.expr]:
     return None
 
 
-def _value(frame: Any, node: Optional[ast.AST]) -> Any:
-    """What a variable or a dict-held attribute chain holds in `frame` (no property, no user code runs)."""
-    if isinstance(node, ast.Name):
-        for space in (frame.f_locals, frame.f_globals, vars(builtins)):
-            if node.id in space:
-                return space[node.id]
-        return UNKNOWN
-    if isinstance(node, ast.Attribute):
-        owner = _value(frame, node.value)
-        if owner is UNKNOWN or owner is None:
-            return UNKNOWN
-        found = attribute_without_code(owner, node.attr)
-        return UNKNOWN if found is None else found
-    return UNKNOWN
-
-
 def local_value(g: Given, node: Optional[ast.AST]) -> Any:
     """What `node` (a name or dict-held attribute chain) holds in the frame of the user's call."""
-    return _value(g.frame, node) if g.frame is not None else UNKNOWN
+    return value_in(g.frame, node) if g.frame is not None else UNKNOWN

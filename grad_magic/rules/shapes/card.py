@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import torch
 
@@ -29,6 +29,7 @@ from .culprit_linear import PRODUCTS, Layer, LinearInput, find_input, find_layer
 from .culprit_target import Classes, find_classes
 from .fix import batch_fix, flatten_fix, in_features_fix, target_fix
 from .unbatched import unbatched
+from .view_size import ViewSize, fixed_batch, parse_view_size
 from .message import (BadTarget, BatchSizes, Product, parse_batch_error, parse_matmul_error,
                       parse_target_error)
 
@@ -47,20 +48,41 @@ def why(ctx: RuleContext, parts: List[str]) -> str:
 
 # -- shape-mismatch: a Linear layer (or a matrix product) given the wrong number of features --
 
-@rule(SHAPE, raises=Exception, parse=parse_matmul_error, matches=(
+def parse_shape_error(message: str) -> Optional[Union[Product, ViewSize]]:
+    return parse_matmul_error(message) or parse_view_size(message)
+
+
+@rule(SHAPE, raises=Exception, parse=parse_shape_error, matches=(
     "mat1 and mat2 shapes cannot be multiplied (4x256 and 400x120)",
     "linear(): input and weight.T shapes cannot be multiplied (4x256 and 400x120) (MPS)",
     "a and b must have same reduction dim, but got [4, 256] X [400, 120]. (meta, torch.compile)",
     "size mismatch, m1: [4 x 256], m2: [400 x 120] (torch <= 1.6)",
+    "shape '[4, 10]' is invalid for input of size 20 (a view whose batch size is a number: the last batch)",
 ), fix="a flatten before the Linear (input still (batch, C, H, W)), or the Linear's literal in_features "
-       "set to the input's real feature count")
-def shape_mismatch(ctx: RuleContext, p: Product) -> Diagnosis:
+       "set to the input's real feature count; a view's batch size written as a number made -1")
+def shape_mismatch(ctx: RuleContext, p: Union[Product, ViewSize]) -> Optional[Diagnosis]:
     """A Linear layer (or a matrix product) given an input whose last dimension is not its in_features."""
+    if isinstance(p, ViewSize):
+        return _view_card(ctx, p)
     op = failed_op(ctx, PRODUCTS)
     layer = find_layer(ctx, op, p)
     if layer is None:
         return _product_card(ctx, p, op)
     return _linear_card(ctx, find_input(ctx, p, op, layer))
+
+
+def _view_card(ctx: RuleContext, err: ViewSize) -> Optional[Diagnosis]:
+    found = ctx.memo(("shape-mismatch", "view"), lambda: fixed_batch(ctx, err))
+    if found is None or found.at.record.filename != ctx.record.filename:
+        return None  # NB: answered from the view of the frame that called view() / reshape()
+    at, dims = found.at, ", ".join(map(str, err.dims))
+    return at.diagnosis(
+        SHAPE, ERROR, title=at.say("shapes.view.title", receiver=found.receiver, first=err.dims[0], batch=found.batch),
+        summary=at.say("shapes.view.summary"),
+        what=at.say("shapes.view.what", lineno=found.lineno, receiver=found.receiver, dims=dims, size=err.size,
+                    batch=found.batch),
+        why=why(at, [at.say("shapes.view.why", first=err.dims[0], batch=found.batch)]), where=at.where(found.lineno),
+        lines=[found.lineno], names=[found.receiver] if found.receiver.isidentifier() else [], fix=found.fix)
 
 
 def layer_text(ctx: RuleContext, layer: Layer) -> str:

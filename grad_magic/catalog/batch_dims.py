@@ -1,0 +1,47 @@
+"""Messages of the shapes rules about the batch dimension: one sample given without it (shapes.unbatched.*), a
+view that writes the batch size as a number (shapes.view.*)."""
+from __future__ import annotations
+
+from typing import Dict
+
+MESSAGES: Dict[str, Dict[str, str]] = {
+    "shapes.unbatched.why": {
+        "en": "A convolution before {layer} ran on one sample without its batch dimension, shape {sample}: "
+              "torch accepts that, so its {rows} channels became the rows {layer} got, each with {got} pixels. "
+              "The layer is right for a batch; the model needs a batch of one.",
+        "zh": "{layer} 之前的卷积在一个没有批次维度的样本上运行，形状为 {sample}：torch 接受这种输入，"
+              "于是它的 {rows} 个通道变成了 {layer} 收到的行，每行 {got} 个像素。"
+              "这个层对批次输入是正确的；模型需要的是一个大小为 1 的批次。",
+    },
+    "shapes.unbatched.no_fix": {
+        "en": "Give the model a batch of one, for example with `.unsqueeze(0)` where the sample is passed.",
+        "zh": "给模型一个大小为 1 的批次，例如在传入样本的地方加上 `.unsqueeze(0)`。",
+    },
+    "shapes.unbatched.fix": {
+        "en": "Give the model a batch of one: `{name}.unsqueeze(0)` on line {lineno}",
+        "zh": "给模型一个大小为 1 的批次：在第 {lineno} 行使用 `{name}.unsqueeze(0)`",
+    },
+    "shapes.view.title": {
+        "en": "`{receiver}` is reshaped with the batch size written as {first}, and this batch has {batch}",
+        "zh": "`{receiver}` 在变形时把批次大小写成了 {first}，而这个批次只有 {batch}",
+    },
+    "shapes.view.summary": {
+        "en": "A view or reshape keeps the number of elements, so its sizes must multiply to the tensor's size.",
+        "zh": "view 或 reshape 不改变元素个数，所以给出的各维大小相乘必须等于张量的大小。",
+    },
+    "shapes.view.what": {
+        "en": "Line {lineno} reshaped `{receiver}`, which holds {size} values (a batch of {batch}), to [{dims}].",
+        "zh": "第 {lineno} 行把 `{receiver}`（共 {size} 个值，批次大小为 {batch}）变形为 [{dims}]。",
+    },
+    "shapes.view.why": {
+        "en": "The first size, {first}, is the batch size written as a number. A DataLoader's last batch is "
+              "smaller when the dataset's length is not a multiple of it ({batch} here), and the rest of the sizes "
+              "fit this batch: -1 lets torch work the batch size out.",
+        "zh": "第一个大小 {first} 是写成数字的批次大小。当数据集长度不是它的整数倍时，DataLoader 的最后一个批次会更小"
+              "（这里是 {batch}），而其余各维的大小都符合这个批次：用 -1 让 torch 自己算出批次大小。",
+    },
+    "shapes.view.fix": {
+        "en": "Let torch work the batch size out: `-1` for `{code}` on line {lineno}",
+        "zh": "让 torch 自己算出批次大小：在第 {lineno} 行把 `{code}` 改为 `-1`",
+    },
+}

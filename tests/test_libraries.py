@@ -92,6 +92,20 @@ def test_transformers_float_labels_make_a_shape_message_and_the_card_names_the_u
     assert any(not sl.elsewhere and sl.lineno == 3 for sl in d.lines), _lines(d)
 
 
+def test_transformers_one_hot_labels_flattened_by_the_model_get_their_class_indices(shell):
+    # NB: BertForSequenceClassification flattens labels with view(-1): (4, 3) one-hot rows become 12 labels and
+    # the loss speaks of batch sizes; the run shows the flattened (4, 3) table of 0/1 rows
+    run(shell, TINY_BERT)
+    cells = ["%%gradcheck\nlabels = torch.nn.functional.one_hot(torch.tensor([0, 2, 1, 1]), 3)\n"
+             "loss = model(**batch, labels=labels).loss\nloss.backward()\n"]
+    result = run(shell, cells[0])
+    assert isinstance(result.error_in_exec, ValueError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "target-not-class-indices" and "labels=labels.argmax(dim=1)" in d.fix.source
+    again = run(shell, d.fix.source)
+    assert again.error_in_exec is None and grad_magic.last_diagnosis() is None
+
+
 def test_lightning_inplace_error_in_training_step_points_into_the_module(shell):
     run(shell, LIT_MODULE.format(bug=""))
     result = run(shell, TRAINER)

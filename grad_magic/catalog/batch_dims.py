@@ -44,4 +44,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Let torch work the batch size out: `-1` for `{code}` on line {lineno}",
         "zh": "让 torch 自己算出批次大小：在第 {lineno} 行把 `{code}` 改为 `-1`",
     },
+    "shapes.onehot_flat.what": {
+        "en": "The loss on line {lineno} got {input} predictions and {target} labels.",
+        "zh": "第 {lineno} 行的损失收到了 {input} 个预测和 {target} 个标签。",
+    },
+    "shapes.onehot_flat.why": {
+        "en": "The library's loss flattens the labels it is given into one label a sample, and {target} has shape "
+              "{shape}: flattened, that is {n} labels.",
+        "zh": "库里的损失函数会把收到的标签展平成每个样本一个标签，而 {target} 的形状是 {shape}：展平后是 {n} 个标签。",
+    },
 }

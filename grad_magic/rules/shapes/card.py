@@ -181,6 +181,11 @@ def _product_card(ctx: RuleContext, p: Product, op: Optional[OpEvent]) -> Diagno
           "into the batch replaced by `view(x.size(0), -1)`")
 def batch_size_mismatch(ctx: RuleContext, sizes: BatchSizes) -> Diagnosis:
     """A classification loss whose input and target have different batch sizes."""
+    from .onehot_flat import one_hot_flattened  # NB: here, so class_targets' rule registers after this module's
+
+    flattened = one_hot_flattened(ctx, sizes)
+    if flattened is not None:  # NB: one-hot rows a library flattened into labels: the rows are the cause
+        return flattened
     tree = cell_tree(ctx.record.source)
     loss = find_loss(ctx, tree)
     cause = batch_cause(ctx, tree, loss, sizes)

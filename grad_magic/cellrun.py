@@ -160,10 +160,20 @@ def _cell_as_typed(shell: Any, line: str, body: str) -> Tuple[str, int]:
     for above, text in enumerate(lines[:MAX_STACKED]):
         if not text.startswith("%%"):
             break
-        if above and GRADCHECK_LINE.match(text) and text[len(MAGIC_LINE):].strip() == line.strip() \
-                and raw.split("\n", above + 1)[-1].rstrip("\n") == body.rstrip("\n"):
-            return "\n".join(lines[:above]) + "\n" + own, above  # NB: the body as the magic got it
+        typed = raw.split("\n", above + 1)[-1] if above < len(lines) - 1 else ""
+        if GRADCHECK_LINE.match(text) and text[len(MAGIC_LINE):].strip() == line.strip() and _alike(typed, body):
+            # NB: the body as typed: IPython hands the magic its whitespace-only lines emptied, and a fix must
+            # leave them as the user wrote them
+            own = cell_text(line, typed.rstrip("\n") + body[len(body.rstrip("\n")):])
+            return ("\n".join(lines[:above]) + "\n" + own if above else own), above
     return own, 0
+
+
+def _alike(typed: str, body: str) -> bool:
+    """The same text but for lines of spaces that one of them has empty."""
+    def lines(text: str) -> list:
+        return [ln if ln.strip() else "" for ln in text.rstrip("\n").split("\n")]
+    return lines(typed) == lines(body)
 
 
 def _cell_number(shell: Any) -> int:

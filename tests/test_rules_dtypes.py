@@ -453,3 +453,29 @@ def test_a_frame_made_in_a_helper_and_wrapped_by_an_unseen_op_is_cast_where_it_w
     assert (2, 2) in lines_of(d)
     fixed = fix_runs_clean(shell, cells, d)
     assert "    obs = torch.from_numpy(obs).float().unsqueeze(0)  # one frame stack\n" in fixed[1]
+
+
+def test_a_float64_row_appended_in_a_helper_gets_its_dtype_where_it_is_made(shell):
+    # NB: torch.cat promotes: the float64 row makes the whole table float64; `.float()` at the model call would
+    # leave the table float64 for the next use of it
+    cells = ["import numpy as np\nimport torch\n\n"
+             "def add_points(x, n):\n"
+             "    for _ in range(n):\n"
+             "        row = list(np.random.uniform(-1, 1, 2))\n"
+             "        x = torch.cat((x, torch.tensor([row])), 0)  # grow the sample set\n"
+             "    return x\n",
+             "%%gradcheck\nnet = torch.nn.Linear(2, 1)\nx = add_points(torch.zeros(4, 2), 3)\n"
+             "v = net(x)\nw = x @ net.weight.t()\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 7) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        x = torch.cat((x, torch.tensor([row], dtype=torch.float32)), 0)  # grow the sample set\n" in fixed[0]
+
+
+def test_a_fix_keeps_the_lines_of_spaces_ipython_empties_before_the_magic_sees_them(shell):
+    cell = ("%%gradcheck\nimport numpy as np, torch\nw = torch.zeros(3)\nfor i in range(1):\n"
+            "    x = torch.from_numpy(np.zeros(3))\n    \n    y = x @ w  \n")
+    result = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    d = grad_magic.last_diagnosis()
+    assert d.fix.source == cell.replace("np.zeros(3))", "np.zeros(3)).float()")

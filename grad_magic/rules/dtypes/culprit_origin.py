@@ -77,10 +77,16 @@ def _last_made(ctx: RuleContext, name: str, made: List[ast.stmt], want: str) -> 
     return None
 
 
-def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str, value: Optional[ast.AST] = None) -> Origin:
+def made_by(ctx: RuleContext, name: str, stmt: ast.stmt, want: str, value: Optional[ast.AST] = None,
+            born_by: str = "") -> Origin:
     """How `stmt.value` (or `value`, a part of the statement) makes the tensor, and the spot that would give it
-    dtype `want` there."""
+    dtype `want` there. `born_by`: the op the run saw make it (`tensor`), when that call sits inside the value
+    (`torch.cat((x, torch.tensor([row])))`: the one `torch.tensor(...)` call is where the dtype is set)."""
     value = stmt.value if value is None else value
+    if born_by in ("tensor", "as_tensor", "from_numpy"):
+        inner = [c for c in ast.walk(value) if isinstance(c, ast.Call) and callee_name(c) == born_by]
+        if len(inner) == 1 and inner[0] is not value:
+            value = inner[0]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in CASTS \
             and not value.args and CASTS[value.func.attr] != want:  # `.double()`: say the wanted type instead
         return Origin(name, stmt, "cast", value, "cast_method")

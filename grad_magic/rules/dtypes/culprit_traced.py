@@ -64,16 +64,16 @@ def traced_origin(ctx: RuleContext, dtype: str, want: str, position: Optional[in
         stmt = enclosing_statement(tree, lineno) if tree is not None else None
         if at is None or stmt is None:
             return None
-        return Traced(at, _made(at, stmt, want, names[0] if names else ""), odd, names)
+        return Traced(at, _made(at, stmt, want, names[0] if names else "", birth.op), odd, names)
     return None
 
 
-def _made(at: RuleContext, stmt: ast.stmt, want: str, name: str) -> Origin:
-    """The statement's origin: how its value made the tensor, when it binds one name."""
+def _made(at: RuleContext, stmt: ast.stmt, want: str, name: str, op: str = "") -> Origin:
+    """The statement's origin: how its value made the tensor (the op the run saw: `op`), when it binds one name."""
     targets: List[ast.expr] = list(stmt.targets) if isinstance(stmt, ast.Assign) else []
     if len(targets) == 1 and isinstance(targets[0], ast.Name):
-        return made_by(at, targets[0].id, stmt, want)
+        return made_by(at, targets[0].id, stmt, want, born_by=op)
     value = getattr(stmt, "value", None)
     if isinstance(value, ast.expr):  # NB: `return torch.from_numpy(a)`, `yield ...`, `out = a, b`
-        return made_by(at, name, stmt, want, value)
+        return made_by(at, name, stmt, want, value, born_by=op)
     return Origin(name, stmt, "other")

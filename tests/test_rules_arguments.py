@@ -141,3 +141,32 @@ def test_a_float64_frame_through_the_users_model_is_cast_to_its_weights_dtype(sh
              "%%gradcheck\nX = np.random.rand(8, 3)\nloss = net(X).pow(2).mean()\nloss.backward()\n"]
     d = card_of(shell, cells, "argument-type", raises=TypeError)
     assert "net(torch.as_tensor(X, dtype=torch.float32))" in fix_runs_clean(shell, cells, d)[-1]
+
+
+def test_a_trailing_comma_that_makes_a_tuple_is_removed_with_the_same_slip_after_it(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class CNN(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.conv1 = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU())\n"
+             "        self.conv2 = nn.Sequential(nn.Conv2d(4, 8, 3), nn.ReLU())\n\n"
+             "    def forward(self, x):\n"
+             "        x = self.conv1(x),\n"
+             "        x = self.conv2(x),  # second block\n"
+             "        return x\n",
+             "%%gradcheck\ncnn = CNN()\nout = cnn(torch.randn(2, 1, 8, 8))[0]\nout.sum().backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 11) in lines_of(d) and "comma" in d.why
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        x = self.conv1(x)\n        x = self.conv2(x)  # second block\n" in fixed[0]
+
+
+def test_a_tuple_a_users_module_returns_marks_its_return_and_the_line_that_took_it(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class Pool(nn.Module):\n"
+             "    def forward(self, a, b):\n"
+             "        return a * b, a - b\n",
+             "%%gradcheck\npool, fc = Pool(), nn.Linear(4, 2)\nx = torch.randn(3, 4)\n"
+             "feats = pool(x, x)\nout = fc(feats * 10)\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 6) in lines_of(d) and any(n == 4 for _, n in lines_of(d)) and d.fix is None

@@ -94,4 +94,13 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Return `{name}` at the end of `{function}`",
         "zh": "在 `{function}` 的末尾返回 `{name}`",
     },
+    "arguments.why.comma": {
+        "en": "{argument} was made a one-item tuple by the comma at the end of line {lineno}: in Python "
+              "`x = f(x),` is `x = (f(x),)`.",
+        "zh": "第 {lineno} 行末尾的逗号把 {argument} 变成了只有一项的元组：在 Python 里 `x = f(x),` 就是 `x = (f(x),)`。",
+    },
+    "arguments.fix.comma": {
+        "en": "Remove the trailing comma that makes a tuple (line {lineno}, and the same slip after it)",
+        "zh": "删掉把结果变成元组的行尾逗号（第 {lineno} 行，以及之后同样的写法）",
+    },
 }

@@ -32,6 +32,7 @@ class Origin:
     params: dict
     place: Optional[Any] = None  # places.Place of the line that made the value, when not the call's own
     fix: Optional[Fix] = None
+    more: tuple = ()  # other places.Place whose lines the card marks (the assignment that took a tuple)
 
 
 @rule(KIND, raises=TypeError, parse=parse_bad_argument, matches=(
@@ -63,9 +64,11 @@ def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
         where=at.where(g.lineno), lines=lines, names=[argument] if argument.isidentifier() else [],
         tensors=at.facts_on_line(g.lineno), fix=origin.fix)
     if fix_at is not at:
-        return with_lines(d, at, [g.lineno])
-    if origin.place is not None:
-        return with_lines(d, origin.place.ctx, [getattr(origin.place.node, "lineno", None)])
+        d = with_lines(d, at, [g.lineno])
+    elif origin.place is not None:
+        d = with_lines(d, origin.place.ctx, [getattr(origin.place.node, "lineno", None)])
+    for place in origin.more:
+        d = with_lines(d, place.ctx, [place.node.lineno])
     return d
 
 
@@ -93,20 +96,48 @@ def _origin(ctx: RuleContext, g: Given, err: BadArgument) -> Origin:
         return Origin("arguments.why.numbers", {}, fix=_wrapped(ctx, g, node, value))
     if isinstance(node, ast.Call) and value is not UNKNOWN:
         return _made_by(ctx, g, node, node, value)  # NB: `loss_fn(net(x), y)`: the value is what the call gave
+    if isinstance(node, ast.BinOp):  # NB: `feature_matrix * 100` on a tuple repeats it: the tuple is the operand
+        held = [n for n in (node.left, node.right) if isinstance(n, ast.Name)
+                and type(local_value(g, n)).__name__ == err.got]
+        node, value = (held[0], local_value(g, held[0])) if len(held) == 1 else (node, value)
     if isinstance(node, ast.Name) and value is not UNKNOWN:
         made = _assigned(ctx, g, node.id)
-        if made is not None:
+        if made is not None and isinstance(made.value, ast.Call):
             return _made_by(ctx, g, made.value, made, value)
+        if made is not None and _trailing_comma(ctx, made) and isinstance(value, tuple) and len(value) == 1:
+            return _comma(ctx, g, made)
     return Origin("arguments.why.plain", {"got": err.got, "want": err.want})
 
 
+def _trailing_comma(ctx: RuleContext, stmt: ast.AST) -> bool:
+    """`x = f(x),`: a one-item tuple written without brackets."""
+    value = getattr(stmt, "value", None)
+    return isinstance(value, ast.Tuple) and len(value.elts) == 1 and \
+        not _text(ctx, value).lstrip().startswith("(") and _text(ctx, value).rstrip().endswith(",")
+
+
+def _comma(ctx: RuleContext, g: Given, made: ast.Assign) -> Origin:
+    """The value is a one-item tuple a trailing comma made: every such comma of the function goes (the same slip
+    on the lines after it would fail next)."""
+    scope = function_around(g.tree, g.lineno)
+    slips = sorted((s for s in ast.walk(scope) if isinstance(s, ast.Assign) and _trailing_comma(ctx, s)),
+                   key=lambda s: s.lineno)
+    source = ctx.record.source
+    edits = []
+    for stmt in slips:
+        start, end = node_span(source, stmt.value)
+        text = source[start:end].rstrip()
+        edits.append(TextEdit(start, start + len(text), text[:-1].rstrip()))
+    fix = make_fix(source, edits, ctx.say("arguments.fix.comma", lineno=made.lineno))
+    return Origin("arguments.why.comma", {"lineno": made.lineno}, Place(ctx, g.tree, made), fix)
+
+
 def _assigned(ctx: RuleContext, g: Given, name: str) -> Optional[ast.Assign]:
-    """The last `name = f(...)` of the call's own function (or cell) before the call's line."""
+    """The last `name = ...` of the call's own function (or cell) before the call's line."""
     scope = function_around(g.tree, g.lineno)
     found = [s for s in ast.walk(scope) if isinstance(s, ast.Assign) and s.lineno < g.lineno
              and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
-    last = max(found, key=lambda s: s.lineno, default=None)
-    return last if last is not None and isinstance(last.value, ast.Call) else None
+    return max(found, key=lambda s: s.lineno, default=None)
 
 
 def _made_by(ctx: RuleContext, g: Given, call: ast.Call, made: ast.AST, value: Any) -> Origin:
@@ -133,7 +164,7 @@ def _made_by(ctx: RuleContext, g: Given, call: ast.Call, made: ast.AST, value: A
         if many:
             return Origin("arguments.why.returns_many", {"maker": quote(maker_text), "lineno": many[0].lineno,
                                                          "count": len(value), "got": type(value).__name__},
-                          Place(fn.ctx, fn.tree, many[0]))
+                          Place(fn.ctx, fn.tree, many[0]), more=(here,))
     return Origin("arguments.why.assigned", {"maker": quote(maker_text), "lineno": made.lineno,
                                              "got": type(value).__name__}, here)
 

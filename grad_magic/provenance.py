@@ -175,20 +175,13 @@ class Lineage:
     def changed_leaves(self, t: torch.Tensor) -> List[torch.Tensor]:
         """The leaves that require grad (parameters) `t`'s ops read and that were changed in place since: an
         optimizer step (or `p.add_` under no_grad) between building a graph and backpropagating it again."""
-        birth = self.birth_of(t)
-        queue, seen, found = ([birth] if birth is not None else []), set(), []
-        while queue and len(seen) < MAX_HOPS:
-            b = queue.pop(0)
-            if id(b) in seen:
-                continue
-            seen.add(id(b))
+        found: List[torch.Tensor] = []
+        for b in self.ancestors(t):
             for i in b.inputs:
                 leaf = i.ref() if i.ref is not None and i.meta.requires_grad else None
                 if isinstance(leaf, torch.Tensor) and leaf.is_leaf and i.meta.version >= 0 and \
                         _version(leaf) != i.meta.version and all(leaf is not f for f in found):
                     found.append(leaf)
-                if i.parent is not None:
-                    queue.append(i.parent)
         return found
 
     def cut(self, t: torch.Tensor) -> Optional[Birth]:

@@ -4,6 +4,7 @@ and the messages are unit-tested in tests/test_rules_distributed.py."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -120,11 +121,11 @@ if __name__ == "__main__":
 
 
 def orders(stdout: str) -> dict:
+    """Each rank's orders, by rank. NB: the ranks share stdout and print() writes the text and its newline
+    apart, so one rank's line may run into another's: each record is read where it stands, not line by line."""
     found = {}
-    for line in stdout.splitlines():
-        if line.startswith("order "):
-            rank, epoch, rest = line.split(" ", 3)[1:]
-            found.setdefault(int(rank), []).append(rest)
+    for rank, _epoch, rest in re.findall(r"order (\d+) (\d+) (\[[^\]]*\])", stdout):
+        found.setdefault(int(rank), []).append(rest)
     return found
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ...cell import cell_tree
 from ..context import RuleContext
@@ -43,10 +43,8 @@ def given(ctx: RuleContext, err: BadArgument) -> Optional[Given]:
     if not users:
         return None
     entry = entries[users[-1]]
-    view = view_on(ctx, entry.tb_frame.f_code.co_filename, entry.tb_lineno)
-    tree = cell_tree(view.record.source) if view is not None else None
-    call = call_at(tree, entry) if tree is not None else None
-    if view is None or call is None:
+    view, tree, call = _call_of(ctx, entry)
+    if call is None:
         return None
     if entry is entries[-1]:
         arg = _argument(call, err)
@@ -89,11 +87,16 @@ def _bound_to(callee: Any, call: ast.Call, value: Any) -> Optional[ast.expr]:
     return call.args[at[0]] if len(at) == 1 and at[0] < len(call.args) else None
 
 
-def _given_at(ctx: RuleContext, entry: Any, value: Any) -> Optional[Given]:
+def _call_of(ctx: RuleContext, entry: Any) -> Tuple[Any, Any, Optional[ast.Call]]:
+    """The view on the entry's cell or file, its tree, and the call at the instruction that raised there."""
     view = view_on(ctx, entry.tb_frame.f_code.co_filename, entry.tb_lineno)
     tree = cell_tree(view.record.source) if view is not None else None
-    call = call_at(tree, entry) if tree is not None else None
-    if view is None or call is None or value is UNKNOWN:
+    return view, tree, call_at(tree, entry) if tree is not None else None
+
+
+def _given_at(ctx: RuleContext, entry: Any, value: Any) -> Optional[Given]:
+    view, tree, call = _call_of(ctx, entry)
+    if call is None or value is UNKNOWN:
         return None
     args = [*call.args, *(k.value for k in call.keywords)]
     held = [a for a in args if value_in(entry.tb_frame, a) is value]

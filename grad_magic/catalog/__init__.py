@@ -13,7 +13,7 @@ from typing import Dict, Iterable
 
 from .. import state
 
-FAMILIES = ("core", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
+FAMILIES = ("core", "plain", "requires_grad", "leaf", "inplace", "optimizer", "devices", "loading", "backward",
             "backward_across", "conversions", "dtypes", "shapes", "batch_dims", "target_size", "channels", "collate", "arguments", "memory", "device_assert", "numerics", "training", "inventory",
             "distributed", "bounds", "live", "always", "script")
 

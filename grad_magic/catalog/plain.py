@@ -15,6 +15,33 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "错误发生在 DataLoader 的工作进程中，该进程已结束，无法显示其变量。设置 `num_workers=0` 后，同样的错误会在"
               "本进程中出现，%%gradcheck 便能显示这些变量。",
     },
+    "opshape.operands": {
+        "en": "The operation on line {lineno} was given {shapes}.",
+        "zh": "第 {lineno} 行的运算收到的是 {shapes}。",
+    },
+    "opshape.layer": {
+        "en": "The layer is {layer}, built on line {lineno}: the sizes it expects are set there.",
+        "zh": "该层是 {layer}，在第 {lineno} 行构建：它期望的大小就在那里设定。",
+    },
+    "opshape.reshape": {
+        "en": "`.reshape(...)` gives the same values and copies the memory only when it must.",
+        "zh": "`.reshape(...)` 得到的值相同，只在必要时才复制内存。",
+    },
+    "opshape.reshape_fix": {
+        "en": "Use `.reshape(...)` instead of `.view(...)` on line {lineno}",
+        "zh": "把第 {lineno} 行的 `.view(...)` 改为 `.reshape(...)`",
+    },
+    "plain.view_size.title": {
+        "en": "Sizes [{dims}] do not make the {size} elements of the tensor reshaped",
+        "zh": "大小 [{dims}] 与被重塑张量的 {size} 个元素不符",
+    },
+    "plain.view_size.means": {
+        "en": "view() / reshape() keeps every element, so the sizes asked for must multiply to the tensor's {size} "
+              "elements; [{dims}] does not. A size written for other inputs (another image size, another embed_dim "
+              "or number of heads) is the usual cause.",
+        "zh": "view() / reshape() 不会增减元素，所要求的各维大小之积必须等于张量的 {size} 个元素；[{dims}] 不满足。常见原因是"
+              "某个大小是按别的输入写的（另一种图像尺寸、另一个 embed_dim 或头数）。",
+    },
     "plain.broadcast.title": {
         "en": "Sizes {a} and {b} do not fit together in dimension {dim}",
         "zh": "第 {dim} 维的大小 {a} 和 {b} 不匹配",
@@ -184,6 +211,27 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "model was built for, or it downsamples too often.",
         "zh": "卷积或池化层的输入是 ({inp})，卷积核或输出是 ({out})：经过前面的层后特征图已小于卷积核。图像比模型设计时"
               "的小，或下采样次数过多。",
+    },
+    "plain.pooled_size.title": {
+        "en": "{op}() would make an output of size {out}",
+        "zh": "{op}() 的输出大小会是 {out}",
+    },
+    "plain.pooled_size.means": {
+        "en": "The pooling window (kernel_size) is longer than the dimension it pools, so no window fits: the "
+              "kernel was read from another dimension, or the input is shorter than the model was built for.",
+        "zh": "池化窗口（kernel_size）比被池化的那一维还长，一个窗口都放不下：kernel_size 取自了别的维度，或输入比模型"
+              "设计时的短。",
+    },
+    "plain.conv_dims.title": {
+        "en": "{op} given an input of size [{got}]",
+        "zh": "{op} 收到的输入大小是 [{got}]",
+    },
+    "plain.conv_dims.means": {
+        "en": "{op} takes {want} input: (channels, …) for one sample or (batch, channels, …) for a batch. This "
+              "input has another number of dimensions: an extra one (patches or crops stacked on the batch), or "
+              "one missing.",
+        "zh": "{op} 接受 {want} 输入：单个样本是 (通道, …)，一批是 (批次, 通道, …)。这个输入的维数不对：多了一维（例如"
+              "把图块或裁剪叠在批次上），或少了一维。",
     },
     "plain.view_stride.title": {
         "en": "view() on a tensor whose memory is not laid out in order",

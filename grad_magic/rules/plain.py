@@ -47,6 +47,9 @@ PLAIN: List[Tuple[str, "re.Pattern[str]"]] = [(name, re.compile(pattern)) for na
                   r"Output size is too small"),
     ("too_small", r"Calculated padded input size per channel: \((?P<inp>[^)]*)\)\. Kernel size: \((?P<out>[^)]*)\)"
                   r"\. Kernel size can't be greater than actual input size"),
+    ("pooled_size", r"(?P<op>\w+)\(\) Invalid computed output size: (?P<out>-?\d+)"),
+    ("conv_dims", r"Expected (?P<want>\d+D \(unbatched\) or \d+D \(batched\)) input to (?P<op>\w+), but got input of "
+                  r"size: \[(?P<got>[^\]]*)\]"),
     ("view_stride", r"view size is not compatible with input tensor's size and stride"),
     ("float_only", r"(?P<op>\w+)\(\): could not infer output dtype\. Input dtype must be either a floating point "
                    r"or complex dtype\. Got: (?P<got>\w+)"),

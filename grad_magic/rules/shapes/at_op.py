@@ -1,0 +1,162 @@
+"""shape-mismatch raised at an op of the user's own code: sizes that do not broadcast, a view or reshape the size
+does not fit, `view()` of non-contiguous memory, an RNN / LayerNorm / BatchNorm given another feature count than
+it was built for, a pooling window longer than its input, a convolution given a 5-D batch.
+
+Read from what the run holds, never from how the code looks: the op is the innermost user line of the traceback
+(the instruction that raised, by its position), its operands' shapes are those the frame holds there (else those
+the tracker recorded of the failing call), and a layer's sizes come from where the run built it (built.py: the
+`nn.GRU(...)` line of the user's `__init__`). The only edit proposed is one that computes the same values:
+`.view(` made `.reshape(` for non-contiguous memory.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from ... import built, catalog
+from ...cell import cell_tree, node_span
+from ...edits import make_fix
+from ...facts import shape_text
+from ...model import ERROR, Diagnosis, Fix, TextEdit
+from ..context import RuleContext
+from ..places import root, view_on
+from ..plain import fill, plain_words, worker_error
+from ..tb import UNKNOWN, entries_of, local_value_in
+
+# the plain entries (rules/plain.py) that are a shape error at the op that raised
+AT_OP = frozenset({"broadcast", "expand", "cat", "view_stride", "rnn_input", "rnn_state", "layer_norm", "batch_norm",
+                   "too_small", "pooled_size", "conv_dims", "bmm", "dot"})
+MAX_OPERANDS = 4
+
+
+@dataclass(frozen=True)
+class OpShape:
+    name: str  # the plain entry
+    params: Dict[str, str] = field(hash=False)
+
+
+def parse_op_shape(message: str) -> Optional[OpShape]:
+    if worker_error(message):
+        return None  # NB: a worker's frames are text: no operand to read
+    words = plain_words(message)
+    return OpShape(*words) if words is not None and words[0] in AT_OP else None
+
+
+def view_size_at_op(size: Any) -> OpShape:
+    """A view / reshape whose sizes do not make the tensor's (not the fixed-batch kind view_size.py fixes)."""
+    return OpShape("view_size", {"dims": ", ".join(map(str, size.dims)), "size": str(size.size)})
+
+
+def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
+    top = root(ctx)
+    sources = top.record.sources
+    users = [e for e in entries_of(ctx.exception) if e.tb_frame.f_code.co_filename == top.record.filename
+             or sources is not None and sources.is_user(e.tb_frame.f_code.co_filename)]
+    if not users:
+        return None
+    entry = users[-1]
+    at = view_on(ctx, entry.tb_frame.f_code.co_filename, entry.tb_lineno)
+    if at is None or at.record.filename != ctx.record.filename:
+        return None  # NB: answered from the view of the frame that raised
+    source = at.record.source
+    node = expr_at(cell_tree(source), entry)
+    lineno = node.lineno if node is not None else entry.tb_lineno
+    shapes = _operand_shapes(top, source, entry, node)
+    layer = _layer_built(top, entry, node)
+    lines: List[Tuple[RuleContext, int]] = [(at, lineno)]
+    parts = [at.say("opshape.operands", lineno=lineno, shapes=catalog.listing(shapes, at.language))] if shapes else []
+    if layer is not None:
+        lines.append((layer[0], layer[1]))
+        parts.append(layer[0].say("opshape.layer", layer=layer[2], lineno=layer[1]))
+    fix = _reshape_fix(at, source, node) if err.name == "view_stride" else None
+    if fix is not None:
+        parts.append(at.say("opshape.reshape", lineno=lineno))
+    title_key = "plain.view_size.title" if err.name == "view_size" else f"plain.{err.name}.title"
+    d = at.diagnosis(
+        kind, ERROR, title=at.say(title_key, **err.params), summary=at.say(f"plain.{err.name}.means", **fill(err.params)),
+        what=at.say("generic.what", error_type=ctx.error_type or "Error", error_message=ctx.error_message),
+        why=catalog.sentences(parts, at.language), where=at.where(lineno), lines=[lineno], fix=fix)
+    return _with_layer_line(d, lines)
+
+
+def expr_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.expr]:
+    """The expression the raising instruction evaluates, by its position (`co_positions`): a call, a binary
+    operation, a subscript."""
+    try:
+        span = tuple(list(entry.tb_frame.f_code.co_positions())[entry.tb_lasti // 2])
+    except (IndexError, TypeError, ValueError):
+        return None
+    if tree is None or None in span:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.AugAssign)) and \
+                (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == span:
+            return node
+    return None
+
+
+def _operands(node: Optional[ast.AST]) -> List[ast.expr]:
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.AugAssign):
+        return [node.target, node.value]
+    if isinstance(node, ast.Call):
+        receiver = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+        return receiver + [a for a in node.args if not isinstance(a, ast.Starred)]
+    return []
+
+
+def _operand_shapes(top: RuleContext, source: str, entry: Any, node: Optional[ast.AST]) -> List[str]:
+    """`x` (8, 2, 16) for each tensor operand the frame holds; else the shapes the tracker saw the op given."""
+    found = []
+    for operand in _operands(node)[:MAX_OPERANDS]:
+        value = local_value_in(entry.tb_frame, operand)
+        if value is not UNKNOWN and isinstance(value, torch.Tensor):
+            text = source[slice(*node_span(source, operand))]
+            found.append(f"`{text}` {shape_text(tuple(value.shape))}")
+    if found:
+        return found
+    failed = top.record.failed_ops[-1] if top.record.failed_ops else None
+    return [shape_text(t.shape) for t in failed.targets][:MAX_OPERANDS] if failed is not None else []
+
+
+def _layer_built(top: RuleContext, entry: Any, node: Optional[ast.AST]) -> Optional[Tuple[RuleContext, int, str]]:
+    """The layer the line called (`self.gru_Rh(...)`), where the run built it, and how torch describes it."""
+    if not isinstance(node, ast.Call):
+        return None
+    module = local_value_in(entry.tb_frame, node.func)
+    if not isinstance(module, torch.nn.Module) or not type(module).__module__.startswith("torch."):
+        return None  # NB: only torch's own layers: their repr runs no user code
+    param = next(iter(module._parameters.values()), None)
+    for filename, lineno in built.frames_of(param)[:1] if param is not None else ():
+        view = view_on(top, filename, lineno)
+        if view is not None:
+            return view, lineno, f"`{module!r}`"
+    return None
+
+
+def _reshape_fix(at: RuleContext, source: str, node: Optional[ast.AST]) -> Optional[Fix]:
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr != "view":
+        return None
+    start, end = node_span(source, node.func)
+    name_start = end - len("view")
+    if source[name_start:end] != "view":
+        return None
+    return make_fix(source, [TextEdit(name_start, end, "reshape")], at.say("opshape.reshape_fix", lineno=node.lineno))
+
+
+def _with_layer_line(d: Diagnosis, lines: List[Tuple[RuleContext, int]]) -> Diagnosis:
+    """`d` with the layer's construction line marked too (in its own cell, when it is not the op's)."""
+    if len(lines) < 2:
+        return d
+    view, lineno = lines[1]
+    extra = view.diagnosis(d.kind, ERROR, title="", summary="", what="", why="", where="", lines=[lineno])
+    known = {(c.cell, c.file) for c in d.elsewhere}
+    sources = tuple(c for c in extra.elsewhere if (c.cell, c.file) not in known)
+    new = tuple(sl for sl in extra.lines if (sl.cell, sl.file, sl.lineno) not in
+                {(x.cell, x.file, x.lineno) for x in d.lines})
+    return dataclasses.replace(d, lines=d.lines[:1] + new[:1] + d.lines[1:], elsewhere=d.elsewhere + sources)

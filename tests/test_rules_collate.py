@@ -101,3 +101,24 @@ def test_a_loaders_iterator_on_the_line_and_the_users_own_collate_function(shell
     assert {(2, 2), (2, 3)} <= set(lines_of(d)) and "detection_collate" in d.why
     fixed = fix_runs_clean(shell, cells, d)
     assert "                         shuffle=False, collate_fn=detection_collate)" in fixed[1]
+
+
+def test_lists_of_token_ids_of_different_lengths(shell):
+    """default_collate's other message (no sizes in it): the lengths read from its batch; pad_sequence takes
+    tensors, so only the user's own collate function is proposed."""
+    from torch.utils.data import DataLoader as _DataLoader
+    with pytest.raises(RuntimeError) as info:
+        next(iter(_DataLoader([[1, 2, 3], [4, 5]], batch_size=2)))
+    assert parse_unequal(str(info.value)) is not None
+    data = "import torch\nfrom torch.utils.data import DataLoader\nitems = [{'tokens': [1, 2, 3, 4, 5]}, {'tokens': [6, 7]}]\n"
+    mine = ("def pad_collate(batch):\n    n = max(len(b['tokens']) for b in batch)\n"
+            "    return {'tokens': torch.tensor([b['tokens'] + [0] * (n - len(b['tokens'])) for b in batch])}\n")
+    loop = "%%gradcheck\nfor batch in loader:\n    print(batch['tokens'].shape)\n"
+    cells = [data + mine, "loader = DataLoader(items, batch_size=2)\n", loop]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    assert "(5,) and (2,)" in d.title and (2, 1) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert fixed[1].strip() == "loader = DataLoader(items, batch_size=2, collate_fn=pad_collate)"
+    d = card_of(shell, [data, "loader = DataLoader(items, batch_size=2)\n", loop], "collate-unequal-sizes",
+                raises=RuntimeError)
+    assert d.fix is None

@@ -12,6 +12,7 @@ are read where the traceback holds them.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import types
 from dataclasses import dataclass
@@ -56,8 +57,16 @@ class Unequal:
         return len(self.first) == len(self.other) >= 1 and self.first[1:] == self.other[1:]
 
 
+# torch/utils/data/_utils/collate.py (collate, for a sequence of samples), torch 1.5 ... 2.13: lists of numbers
+# (token ids) of different lengths; the lengths are read from its `batch` where it raised (lengths_of)
+LISTS = "each element in list of batch should be of equal size"
+
+
 def parse_unequal(message: str) -> Optional[Unequal]:
     m = STACK.search(message)
+    if m is None and LISTS in message:
+        return Unequal((), 0, (), 0, "in DataLoader worker process" in message,
+                       COLLATE_FILE.search(message) is not None)
     if m is None:
         return None
     dims = [tuple(int(d) for d in m[k].split(",") if d.strip()) for k in ("a", "b")]
@@ -85,6 +94,21 @@ def collate_frames(exc: Optional[BaseException]) -> List[Any]:
             frames.append(tb.tb_frame)
         tb = tb.tb_next
     return frames
+
+
+def lengths_of(exc: Optional[BaseException], err: Unequal) -> Optional[Unequal]:
+    """`err` with the lengths of the first sequence and the first one of another length, read from the `batch`
+    of default_collate's innermost frame (the message gives none)."""
+    frames = collate_frames(exc)
+    batch = frames[-1].f_locals.get("batch") if frames else None
+    try:
+        sizes = [len(item) for item in batch] if isinstance(batch, (list, tuple)) else []
+    except TypeError:
+        return None
+    other = next((j for j, n in enumerate(sizes) if n != sizes[0]), None)
+    if other is None:
+        return None
+    return dataclasses.replace(err, first=(sizes[0],), first_entry=0, other=(sizes[other],), other_entry=other)
 
 
 def field_of(exc: Optional[BaseException]) -> Optional[Field]:
@@ -204,12 +228,18 @@ def padding_fix(built: Place, field: Optional[Field], description: str) -> Optio
 @rule(KIND, raises=RuntimeError, parse=parse_unequal, matches=(
     "stack expects each tensor to be equal size, but got [3, 123, 123] at entry 0 and [3, 73, 73] at entry 1 "
     "(default_collate, also inside 'Caught RuntimeError in DataLoader worker process 0')",
+    "each element in list of batch should be of equal size (lists of token ids of different lengths)",
 ), fix="a `collate_fn=` on the DataLoader that pads sequences of different lengths (torch.nn.utils.rnn."
        "pad_sequence), when the samples differ in their first dimension alone")
 def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]:
     """A DataLoader's default_collate given samples whose tensors have different shapes."""
     if not (collate_frames(ctx.exception) or err.in_worker and err.collate_in_text):
         return None  # NB: a torch.stack of the user's own (their collate_fn included): not default_collate's
+    lists = not err.first  # NB: lists of numbers: pad_sequence takes tensors, so only the user's own collate_fn
+    if lists:
+        err = lengths_of(ctx.exception, err)
+        if err is None:
+            return None  # NB: lists of another length in a worker: no batch to read the lengths from
     name, loader = loader_on_line(ctx)
     if loader is None:
         return None
@@ -218,7 +248,7 @@ def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]
     theirs = users_collate(ctx, loader) if built is not None else ""
     fix = named_collate_fix(built, theirs, built.ctx.say("collate.fix_theirs", loader=name, function=theirs,
                                                          lineno=built.node.lineno)) if theirs else None
-    if fix is None and built is not None and err.sequences:
+    if fix is None and built is not None and err.sequences and not lists:
         fix = padding_fix(built, field, built.ctx.say("collate.fix", loader=name, lineno=built.node.lineno))
     lineno = ctx.record.error_lineno
     where_field = _field_said(ctx, field)

@@ -479,3 +479,18 @@ def test_a_fix_keeps_the_lines_of_spaces_ipython_empties_before_the_magic_sees_t
     assert isinstance(result.error_in_exec, RuntimeError)
     d = grad_magic.last_diagnosis()
     assert d.fix.source == cell.replace("np.zeros(3))", "np.zeros(3)).float()")
+
+
+def test_float64_made_in_the_call_of_a_method_of_an_earlier_cell_is_named_there_without_a_cast_at_the_use(shell):
+    """Traced back through the method's cat and adds to the `torch.tensor(<float64 array>)` of the calling
+    line: that line is named; a `.float()` inside the method (which the dtype would flow around) is not proposed."""
+    from earlier_cells import card_of, lines_of
+    cells = ["import numpy as np\nimport torch\nimport torch.nn as nn\n\n\nclass Two(nn.Module):\n"
+             "    def __init__(self):\n        super().__init__()\n        self.encoder = nn.Linear(6, 2)\n\n"
+             "    def encode(self, x1, x2):\n        x = torch.cat([x1 + 0.1 * torch.randn_like(x1), x2], dim=-1)\n"
+             "        return self.encoder(x), x1\n",
+             "%%gradcheck\nmodel = Two()\na1, a2 = np.random.rand(4, 3), np.random.rand(4, 3)\n"
+             "latent = model.encode(torch.tensor(a1), torch.tensor(a2))\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    k = d.elsewhere[0].cell
+    assert (k, 13) in lines_of(d) and (k + 1, 4) in lines_of(d) and d.fix is None

@@ -296,10 +296,14 @@ def _traced(ctx: RuleContext, err: DtypeMismatchError, odd: Optional[Operand]) -
         return None
     dtype = next(iter(told - {WANT}))
     traced = traced_origin(ctx, dtype, WANT)
-    if traced is None or traced.origin.spot is None:
-        return None  # NB: no edit where it was made: the reading of the failing line below says more
+    if traced is None:
+        return None
     made = traced.origin
-    fix = dtype_fix(traced.at, made, None, WANT, made.name)
+    if made.spot is None and traced.at.record.filename == ctx.record.filename:
+        return None  # NB: no edit where it was made: the reading of the failing line below says more
+    # NB: made in the cell that called the failing code (`model.encode(torch.tensor(X), ...)`), with no spot for
+    # an edit there: that line is named, and no cast at the use is proposed (the dtype flows on from there)
+    fix = dtype_fix(traced.at, made, None, WANT, made.name) if made.spot is not None else None
     far = Beyond(traced.at, [made.stmt.lineno], fix is not None, [why_made(traced.at, made, made.name, dtype)])
     if odd is None or odd.obj is not traced.operand:
         name = traced.names[0] if traced.names else made.name

@@ -27,7 +27,7 @@ def test_an_rnn_given_another_feature_count_names_the_line_that_built_it(shell):
                       "out = enc(torch.zeros(8, 5, 16))\n"]
     d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
     k = d.elsewhere[0].cell
-    assert lines_of(d) == [(k, 13), (k, 9), (k + 1, 4)]
+    assert lines_of(d) == [(k, 13), (k + 1, 4), (k, 9)]
     assert "built for 17 input features, given 16" in d.title and "GRU(17, 8, batch_first=True)" in d.why
 
 

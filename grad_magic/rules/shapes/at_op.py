@@ -11,7 +11,6 @@ the tracker recorded of the failing call), and a layer's sizes come from where t
 from __future__ import annotations
 
 import ast
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -23,7 +22,7 @@ from ...edits import make_fix
 from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
-from ..places import root, view_on
+from ..places import root, view_on, with_lines
 from ..plain import fill, plain_words, worker_error
 from ..tb import UNKNOWN, entries_of, local_value_in
 
@@ -67,10 +66,8 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
     lineno = node.lineno if node is not None else entry.tb_lineno
     shapes = _operand_shapes(top, source, entry, node)
     layer = _layer_built(top, entry, node)
-    lines: List[Tuple[RuleContext, int]] = [(at, lineno)]
     parts = [at.say("opshape.operands", lineno=lineno, shapes=catalog.listing(shapes, at.language))] if shapes else []
     if layer is not None:
-        lines.append((layer[0], layer[1]))
         parts.append(layer[0].say("opshape.layer", layer=layer[2], lineno=layer[1]))
     fix = _reshape_fix(at, source, node) if err.name == "view_stride" else None
     if fix is not None:
@@ -80,7 +77,7 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
         kind, ERROR, title=at.say(title_key, **err.params), summary=at.say(f"plain.{err.name}.means", **fill(err.params)),
         what=at.say("generic.what", error_type=ctx.error_type or "Error", error_message=ctx.error_message),
         why=catalog.sentences(parts, at.language), where=at.where(lineno), lines=[lineno], fix=fix)
-    return _with_layer_line(d, lines)
+    return with_lines(d, layer[0], [layer[1]]) if layer is not None else d
 
 
 def expr_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.expr]:
@@ -147,16 +144,3 @@ def _reshape_fix(at: RuleContext, source: str, node: Optional[ast.AST]) -> Optio
     if source[name_start:end] != "view":
         return None
     return make_fix(source, [TextEdit(name_start, end, "reshape")], at.say("opshape.reshape_fix", lineno=node.lineno))
-
-
-def _with_layer_line(d: Diagnosis, lines: List[Tuple[RuleContext, int]]) -> Diagnosis:
-    """`d` with the layer's construction line marked too (in its own cell, when it is not the op's)."""
-    if len(lines) < 2:
-        return d
-    view, lineno = lines[1]
-    extra = view.diagnosis(d.kind, ERROR, title="", summary="", what="", why="", where="", lines=[lineno])
-    known = {(c.cell, c.file) for c in d.elsewhere}
-    sources = tuple(c for c in extra.elsewhere if (c.cell, c.file) not in known)
-    new = tuple(sl for sl in extra.lines if (sl.cell, sl.file, sl.lineno) not in
-                {(x.cell, x.file, x.lineno) for x in d.lines})
-    return dataclasses.replace(d, lines=d.lines[:1] + new[:1] + d.lines[1:], elsewhere=d.elsewhere + sources)

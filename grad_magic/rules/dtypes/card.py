@@ -299,10 +299,10 @@ def _traced(ctx: RuleContext, err: DtypeMismatchError, odd: Optional[Operand]) -
     if traced is None:
         return None
     made = traced.origin
-    if made.spot is None and traced.at.record.filename == ctx.record.filename:
+    if made.spot is None and not (ctx.elsewhere and traced.at.record.filename == root(ctx).record.filename):
         return None  # NB: no edit where it was made: the reading of the failing line below says more
-    # NB: made in the cell that called the failing code (`model.encode(torch.tensor(X), ...)`), with no spot for
-    # an edit there: that line is named, and no cast at the use is proposed (the dtype flows on from there)
+    # NB: made in the running cell, which called the failing method (`model.encode(torch.tensor(X), ...)`), with no
+    # spot for an edit there: that line is named, and no cast at the use is proposed (the dtype flows on from there)
     fix = dtype_fix(traced.at, made, None, WANT, made.name) if made.spot is not None else None
     far = Beyond(traced.at, [made.stmt.lineno], fix is not None, [why_made(traced.at, made, made.name, dtype)])
     if odd is None or odd.obj is not traced.operand:

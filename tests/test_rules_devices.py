@@ -511,7 +511,7 @@ def test_layers_kept_in_a_plain_list_become_a_module_list(shell):
              "mlp = MLP([4, 8, 2]).to(device)\n",
              "%%gradcheck\ny = mlp(torch.randn(3, 4, device=device))\n"]
     d = _cells_card(shell, cells)
-    assert (2, 4) in lines_of(d) and "plain Python list" in d.why
+    assert (2, 4) in lines_of(d) and "plain Python list" in d.summary
     assert "        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])\n" in \
         d.fix.elsewhere[0].source
     fix_runs_clean(shell, cells, d)
@@ -653,3 +653,36 @@ def test_a_mask_made_by_a_factory_and_negated_on_the_line_gets_device_where_it_i
     assert (2, 3) in lines_of(d)
     assert "torch.ones(q.size(0), k.size(0), dtype=torch.bool, device=q.device).tril()" in d.fix.elsewhere[0].source
     fix_runs_clean(shell, cells, d)
+
+
+# -- layers kept in a plain list / dict (culprit_unregistered.py) --
+
+BLOCKS = ("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self, d):\n"
+          "        super().__init__()\n        self.ln = nn.LayerNorm(d)\n\n    def forward(self, x):\n"
+          "        return self.ln(x)\n\n\nclass Mixer(nn.Module):\n    def __init__(self, d, n):\n"
+          "        super().__init__()\n        self.blocks = []  # the mixing blocks\n        for _ in range(n):\n"
+          "            self.blocks.append(Block(d))\n        self.head = nn.Linear(d, 2)\n\n"
+          "    def forward(self, x):\n        for b in self.blocks:\n            x = b(x)\n        return self.head(x)\n")
+
+
+def test_layers_in_a_plain_list_are_named_where_init_assigns_the_list_and_held_in_a_module_list(shell):
+    from earlier_cells import card_of, fix_runs_clean, lines_of
+    cells = [BLOCKS, "%%gradcheck\nmodel = Mixer(4, 2).to('meta')\nout = model(torch.zeros(3, 4, device='meta'))\n"]
+    d = card_of(shell, cells, "device-mismatch", raises=RuntimeError)
+    k = d.elsewhere[0].cell
+    assert (k, 17) in lines_of(d) and (k, 11) in lines_of(d) and "`Mixer.blocks` is a plain list" in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        self.blocks = nn.ModuleList()  # the mixing blocks\n" in fixed[0]
+    assert len(list(shell.user_ns["model"].parameters())) == 6  # NB: the blocks' LayerNorms now registered
+
+
+def test_layers_in_a_dict_comprehension_are_held_in_a_module_dict(shell):
+    from earlier_cells import card_of, fix_runs_clean
+    cells = [BLOCKS.replace("        self.blocks = []  # the mixing blocks\n        for _ in range(n):\n"
+                            "            self.blocks.append(Block(d))\n",
+                            "        self.blocks = {str(i): Block(d) for i in range(n)}\n")
+             .replace("for b in self.blocks:", "for b in self.blocks.values():"),
+             "%%gradcheck\nmodel = Mixer(4, 2).to('meta')\nout = model(torch.zeros(3, 4, device='meta'))\n"]
+    d = card_of(shell, cells, "device-mismatch", raises=RuntimeError)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        self.blocks = nn.ModuleDict({str(i): Block(d) for i in range(n)})\n" in fixed[0]

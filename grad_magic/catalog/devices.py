@@ -142,14 +142,6 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {lineno} 行的 `{code}` 生成了一个移动后的副本却把它丢掉了：张量的 `.to()` 不会移动 {name} 本身，"
               "它仍在 {odd_device} 上。",
     },
-    "devices.why.container": {
-        "en": "{name} is a plain Python {code} of layers, set on line {lineno}: a module tracks the layers it "
-              "holds only through nn.ModuleList or nn.ModuleDict, so `.to(...)` never moved these (nor does "
-              "`.parameters()` list them), and they are still on {odd_device}.",
-        "zh": "{name} 是第 {lineno} 行赋值的一个普通 Python {code}，里面装着网络层：模块只通过 nn.ModuleList 或 "
-              "nn.ModuleDict 记录它持有的层，所以 `.to(...)` 从没移动过它们（`.parameters()` 也不会列出它们），"
-              "它们仍在 {odd_device} 上。",
-    },
     "devices.why.explicit": {
         "en": "{name} is put on {odd_device} explicitly on line {lineno}, so which device is meant is not "
               "clear: move one side with `.to(...)`.",
@@ -214,12 +206,36 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "keep the moved copy on line {lineno}: assign it back to {name}",
         "zh": "在第 {lineno} 行保留移动后的副本：把它赋回给 {name}",
     },
-    "devices.fix.container": {
-        "en": "make {name} an `{expr}` on line {lineno}, then create the model again",
-        "zh": "在第 {lineno} 行把 {name} 改成 `{expr}`，然后重新创建模型",
-    },
     "devices.fix.module": {
         "en": "move {name} to {device} where it is created on line {lineno}: `.to({expr})`",
         "zh": "在第 {lineno} 行创建 {name} 的地方把它移到 {device} 上：`.to({expr})`",
+    },
+    "devices.unregistered.title": {
+        "en": "`{owner}.{attribute}` is a plain {container}: moving the model never moved the layers in it",
+        "zh": "`{owner}.{attribute}` 是普通的 {container}：移动模型时其中的层没有被移动",
+    },
+    "devices.unregistered.summary": {
+        "en": "Layers kept in a plain Python {container} are not registered as submodules: `.to(device)`, "
+              "`.parameters()` and `state_dict()` all skip them.",
+        "zh": "放在普通 Python {container} 中的层不会注册为子模块：`.to(device)`、`.parameters()` 和 `state_dict()` "
+              "都会跳过它们。",
+    },
+    "devices.unregistered.what": {
+        "en": "Line {lineno} met tensors on {devices}: one is a parameter of a layer held in `self.{attribute}`, "
+              "the plain {container} assigned on line {assigned} of `{owner}.__init__`, which the model does not "
+              "register.",
+        "zh": "第 {lineno} 行遇到了分别位于 {devices} 上的张量：其中一个是 `self.{attribute}` 中某层的参数，而它是 "
+              "`{owner}.__init__` 第 {assigned} 行赋值的普通 {container}，模型没有注册它。",
+    },
+    "devices.unregistered.why": {
+        "en": "An `nn.ModuleList` / `nn.ModuleDict` registers the layers it holds: the model's `.to()` moves them, "
+              "its `.parameters()` (and so the optimizer) sees them, and `state_dict()` saves them. In a plain "
+              "{container} they also never train.",
+        "zh": "`nn.ModuleList` / `nn.ModuleDict` 会注册其中的层：模型的 `.to()` 会移动它们，`.parameters()`（因而优化器）"
+              "能看到它们，`state_dict()` 会保存它们。放在普通 {container} 中时，这些层也永远不会被训练。",
+    },
+    "devices.fix.registered": {
+        "en": "Hold the layers in `{kind}` instead of a plain {attribute} on line {lineno}",
+        "zh": "在第 {lineno} 行用 `{kind}` 代替普通 {attribute} 存放这些层",
     },
 }

@@ -22,6 +22,7 @@ from ..traced import marked as mark_born, odd_born
 from .culprit import Party, Target, parties_of, same_device, target_device
 from .culprit_chain import Chain
 from .culprit_origins import Move, NoMove, Plan, find_moves
+from .culprit_unregistered import Unregistered, unregistered
 from .fix import cells_fix, moves_fix
 from .message import DeviceError, parse_device_error
 
@@ -33,12 +34,12 @@ ORIGIN_KEYS = {"factory": "devices.why.created", "loop": "devices.why.loop", "us
                "comprehension": "devices.why.comprehension", "dict_loop": "devices.why.dict_loop",
                "operand": "devices.why.operand", "made": "devices.why.made",
                "passed": "devices.why.passed", "returned": "devices.why.returned", "batch": "devices.why.batch",
-               "kept": "devices.why.kept", "container": "devices.why.container"}
+               "kept": "devices.why.kept"}
 STEP_KEYS = {"factory": "devices.fix.factory", "loop": "devices.fix.loop", "use": "devices.fix.use",
              "earlier": "devices.fix.use", "module": "devices.fix.module", "buffer": "devices.fix.buffer",
              "weight": "devices.fix.weight", "comprehension": "devices.fix.comprehension",
              "dict_loop": "devices.fix.dict_loop", "operand": "devices.fix.operand", "made": "devices.fix.made",
-             "batch": "devices.fix.module", "kept": "devices.fix.kept", "container": "devices.fix.container"}
+             "batch": "devices.fix.module", "kept": "devices.fix.kept"}
 
 
 @rule(KIND, raises=(RuntimeError, ValueError), parse=parse_device_error, matches=(
@@ -48,12 +49,18 @@ STEP_KEYS = {"factory": "devices.fix.factory", "loop": "devices.fix.loop", "use"
     "Tensor on device meta is not on the expected device cpu!",
     "addmm: expected 'mat2' to be a CPU tensor, but got a CUDA tensor",
     "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu",
-), fix="move the odd one out: `.to(device)` when the cell has a device variable, else `.to(<other>.device)`; "
+), fix="layers kept in a plain list / tuple / dict on a module (the model moved, they did not) held in "
+        "`nn.ModuleList(...)` / `nn.ModuleDict(...)` where `__init__` assigns them; else move the odd one out: `.to(device)` when the cell has a device variable, else `.to(<other>.device)`; "
         "`device=` on a tensor created in the cell")
 def device_mismatch(ctx: RuleContext, err: DeviceError) -> Optional[Diagnosis]:
     """Tensors on different devices met in one op (model on the GPU, inputs on the CPU)."""
     event = failed_op(ctx)
     op = (event.name if event is not None else None) or err.method
+    operands = [t for t in (s.ref() for s in event.targets if s.ref is not None) if isinstance(t, torch.Tensor)] \
+        if event is not None else []
+    stray = unregistered(ctx, operands)
+    if stray is not None:
+        return _unregistered_card(ctx, operands, stray)
     found = chained(ctx, err, op)
     if found is not NOT_CHAINED:
         return found
@@ -62,6 +69,21 @@ def device_mismatch(ctx: RuleContext, err: DeviceError) -> Optional[Diagnosis]:
     lineno = event.lineno if event is not None and event.lineno else ctx.record.error_lineno
     plan = find_moves(ctx, target, lineno, parties) if target.device and not err.grad else None
     return mark_born(_diagnosis(ctx, err, op, lineno, parties, target, plan), _odd_born(ctx, target), ctx)
+
+
+def _unregistered_card(ctx: RuleContext, operands: List[torch.Tensor], stray: Unregistered) -> Diagnosis:
+    """Layers kept in a plain list / tuple / dict: the model moved, they did not (culprit_unregistered.py)."""
+    lineno = ctx.record.error_lineno
+    devices = list(dict.fromkeys(str(t.device) for t in operands))
+    fields = dict(owner=stray.owner, attribute=stray.attribute, container=stray.container, lineno=lineno or "?",
+                  assigned=stray.lineno, devices=catalog.listing(devices, ctx.language))
+    at = stray.at
+    d = at.diagnosis(
+        KIND, ERROR, title=at.say("devices.unregistered.title", **fields),
+        summary=at.say("devices.unregistered.summary", **fields), what=ctx.say("devices.unregistered.what", **fields),
+        why=at.say("devices.unregistered.why", **fields), where=at.where(stray.lineno), lines=[stray.lineno],
+        fix=stray.fix)
+    return with_lines(d, ctx, [lineno])
 
 
 def _odd_born(ctx: RuleContext, target: Target) -> Any:

@@ -25,7 +25,7 @@ from ..context import RuleContext, dotted_names
 from ..kit import one_line
 from ..places import function_place, global_assignment, item_returned
 from .culprit import Party, Target, same_device
-from .culprit_held import attribute, container, loss_buffer, loss_weight, module, plain_tensor
+from .culprit_held import attribute, loss_buffer, loss_weight, module, plain_tensor
 from .culprit_line import made, own_device, passed_as, taken_from, unnamed
 from .culprit_origins import Move, Mover, Plan
 from .culprit_paths import callee, item_of, owner_of, path_to, resolve, root_of, static
@@ -112,9 +112,8 @@ class Chain:
         scope = m.cell.scope(m.lineno)
         if self.is_parameter(m, scope, root) and (path == root or head == root or attr is not None):
             return self.outward(m, p)
-        if p.module:
-            found = container(self, m, p)
-            return found if found is not None else module(self, m, p, scope)
+        if p.module:  # NB: a layer kept in a plain list: culprit_unregistered.py, before any of this
+            return module(self, m, p, scope)
         if path != root and head != root:
             return None
         if path == root and self.discarded(m, scope, p):

@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import torch
 
-from ..context import dotted_names
 from ..kit import one_line
 from ..places import function_place, global_assignment, self_assignments
 from .culprit import Party, same_device
 from .culprit_origins import Move, Mover
-from .culprit_paths import callee, owner_of, path_to, resolve, root_of, torch_nn, unregistered
+from .culprit_paths import callee, owner_of, resolve, root_of
 
 if TYPE_CHECKING:  # NB: culprit_chain imports this module
     from .culprit_chain import Chain
@@ -44,31 +43,6 @@ def buffer(chain: Chain, owner: torch.nn.Module, attr: str, path: str, device: s
         return False
     inner, sets = found
     return inner.done(Move("buffer", (path,), sets[0].lineno, device, "", tuple(sets), attr))
-
-
-def container(chain: Chain, m: Mover, p: Party) -> Optional[bool]:
-    """A layer kept in a plain list or dict (`self.layers = [nn.Linear(4, 4) for _ in range(3)]`): the
-    model never registered it, so `.to()` never moved it. The list becomes an nn.ModuleList there."""
-    module = resolve(m.ctx, p.module)
-    line = m.ctx.record.source_line(m.lineno)
-    # NB: not by its own name (`for layer in self.layers`): by where the model holds it
-    variables = {k: v for k, v in (m.ctx.record.error_locals or {}).items() if v is not module}
-    path = path_to(variables, module, [root_of(n) for n in dotted_names(line)])
-    found = unregistered(m.ctx, path) if path is not None else None
-    if found is None:
-        return None
-    owner_path, attr, kind = found
-    place = set_in_init(chain, resolve(m.ctx, owner_path), attr)
-    spelled = torch_nn(chain.base)
-    if place is None or spelled is None:
-        return False
-    inner, sets = place
-    wrapper = f"{spelled}.{'ModuleDict' if kind == 'dict' else 'ModuleList'}"
-    name = f"{owner_path}.{attr}"
-    if name in inner.moved:
-        return True
-    return inner.done(Move("container", (name,), sets[0].lineno, p.device, wrapper,
-                           tuple(s.value for s in sets), kind))
 
 
 def set_in_init(chain: Chain, owner: Any, attr: str) -> Any:

@@ -223,28 +223,3 @@ def static(obj: Any, name: str) -> Any:
         return inspect.getattr_static(type(obj), name)
     except AttributeError:
         return None
-
-
-def unregistered(ctx: Any, path: str) -> Optional[Tuple[str, str, str]]:
-    """`self.layers[0].fc` -> (`self`, "layers", "list"): the first plain list, tuple or dict of a module's
-    `__dict__` on the path, which holds modules (so the module never registered them); None when none."""
-    steps = _steps(path)
-    text = steps[0][1] if steps else ""
-    for i, (kind, key) in enumerate(steps[1:-1], start=1):
-        owner = resolve(ctx, text)
-        text += f".{key}" if kind == "." else f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
-        if kind != "." or not isinstance(owner, torch.nn.Module) or steps[i + 1][0] != "[":
-            continue
-        held = (_instance_dict(owner) or {}).get(key)
-        if isinstance(held, (list, tuple, dict)):
-            items = held.values() if isinstance(held, dict) else held
-            if any(isinstance(item, torch.nn.Module) for item in items):
-                return text.rsplit(".", 1)[0], key, "dict" if isinstance(held, dict) else "list"
-    return None
-
-
-def torch_nn(ctx: Any) -> Optional[str]:
-    """How the user's namespace spells torch.nn: `nn`, else `torch.nn` (None when neither names it)."""
-    if ctx.names.lookup("nn") is torch.nn:
-        return "nn"
-    return "torch.nn" if ctx.names.lookup("torch") is torch else None

@@ -34,11 +34,6 @@ def move_edits(source: str, move: Move) -> List[TextEdit]:
         indent = indent_of(split_lines(source)[first.lineno - 1])
         line = f"{indent}{name} = {{k: v.to({move.expr}) for k, v in {name}.items()}}"
         return [insert_line_before(source, first.lineno, line)]
-    if move.how == "container":
-        return [e for value in move.nodes for e in (TextEdit(node_span(source, value)[0], node_span(source, value)[0],
-                                                             f"{move.expr}("),
-                                                    TextEdit(node_span(source, value)[1], node_span(source, value)[1],
-                                                             ")"))]
     if move.how == "kept":
         start, _ = node_span(source, move.nodes[0])
         return [TextEdit(start, start, f"{move.names[0]} = ")]

@@ -170,3 +170,18 @@ def test_a_tuple_a_users_module_returns_marks_its_return_and_the_line_that_took_
              "feats = pool(x, x)\nout = fc(feats * 10)\n"]
     d = card_of(shell, cells, "argument-type", raises=TypeError)
     assert (1, 6) in lines_of(d) and any(n == 4 for _, n in lines_of(d)) and d.fix is None
+
+
+def test_a_size_made_with_true_division_is_divided_with_floor_division_in_each_such_call(shell):
+    """`view(n / 4, 4)`: torch's sizes message has no "invalid types" line; the float is read from its `got`, and
+    `/` -> `//` in the call that raised and in the function's other view calls that divide the same way."""
+    with pytest.raises(TypeError) as info:
+        torch.zeros(8).view(8 / 4, 4)
+    err = parse_bad_argument(str(info.value))
+    assert (err.function, err.position, err.got) == ("view", 0, "float")
+    cells = ["import torch\n\n\ndef boxes(pred, gt):\n    p = pred.view(pred.numel() / 4, 4)  # corners\n"
+             "    g = gt.view(gt.numel() / 4, 4)\n    return p, g\n",
+             "%%gradcheck\np, g = boxes(torch.zeros(8), torch.zeros(12))\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "    p = pred.view(pred.numel() // 4, 4)  # corners\n    g = gt.view(gt.numel() // 4, 4)\n" in fixed[0]

@@ -103,4 +103,14 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Remove the trailing comma that makes a tuple (line {lineno}, and the same slip after it)",
         "zh": "删掉把结果变成元组的行尾逗号（第 {lineno} 行，以及之后同样的写法）",
     },
+    "arguments.why.division": {
+        "en": "{argument} is made with `/`, which always gives a float in Python 3, even for 8 / 4; a size must be "
+              "a whole number. `//` divides and keeps an int.",
+        "zh": "{argument} 是用 `/` 算出的，在 Python 3 中 `/` 总是得到浮点数（即使是 8 / 4）；而大小必须是整数。`//` 做除法"
+              "并保持整数。",
+    },
+    "arguments.fix.floordiv": {
+        "en": "Divide with `//` on line {lineno}: a size is a whole number",
+        "zh": "在第 {lineno} 行改用 `//` 做除法：大小必须是整数",
+    },
 }

@@ -42,7 +42,8 @@ class Origin:
     "empty(): argument 'size' (position 1) must be tuple of ints, not builtin_function_or_method",
 ), fix="item 0 of what an nn.LSTM / GRU / MultiheadAttention returns (`self.lstm(x)[0]`), a transformers "
        "output's tensor (`.logits`), the missing `return` of a forward, `x.size()` for `x.size`, `model.to(device)` "
-       "for `model(device)`, `torch.as_tensor(...)` around a NumPy array or a list of numbers")
+       "for `model(device)`, `torch.as_tensor(...)` around a NumPy array or a list of numbers, `//` for a size "
+       "made by `/`")
 def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
     """A torch function, layer or model handed a value of the wrong type."""
     g = ctx.memo(("argument-type", "given"), lambda: given(ctx, err))
@@ -94,6 +95,8 @@ def _origin(ctx: RuleContext, g: Given, err: BadArgument) -> Origin:
         return Origin("arguments.why.numpy", {}, fix=_wrapped(ctx, g, node, value))
     if err.got == "list" and node is not None and _numbers(value):
         return Origin("arguments.why.numbers", {}, fix=_wrapped(ctx, g, node, value))
+    if err.got == "float" and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return Origin("arguments.why.division", {}, fix=_floor_division(ctx, g, node, err.function))
     if isinstance(node, ast.Call) and value is not UNKNOWN:
         return _made_by(ctx, g, node, node, value)  # NB: `loss_fn(net(x), y)`: the value is what the call gave
     if isinstance(node, ast.BinOp):  # NB: `feature_matrix * 100` on a tuple repeats it: the tuple is the operand
@@ -107,6 +110,26 @@ def _origin(ctx: RuleContext, g: Given, err: BadArgument) -> Origin:
         if made is not None and _trailing_comma(ctx, made) and isinstance(value, tuple) and len(value) == 1:
             return _comma(ctx, g, made)
     return Origin("arguments.why.plain", {"got": err.got, "want": err.want})
+
+
+def _floor_division(ctx: RuleContext, g: Given, node: ast.BinOp, function: str) -> Optional[Fix]:
+    """`n / 4` -> `n // 4`: a size is a whole number (the operator between the operands, nothing else); the same
+    slip in the other `<function>(...)` calls of the function too (they would fail next)."""
+    source = ctx.record.source
+    scope = function_around(g.tree, g.lineno)
+    same = [a for c in ast.walk(scope) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+            and c.func.attr == function for a in c.args if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div)] \
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    edits = []
+    for division in [node, *(a for a in same if a is not node)]:
+        _, left_end = node_span(source, division.left)
+        right_start, _ = node_span(source, division.right)
+        between = source[left_end:right_start]
+        if between.count("/") != 1:
+            return None
+        at = left_end + between.index("/")
+        edits.append(TextEdit(at, at + 1, "//"))
+    return make_fix(source, edits, ctx.say("arguments.fix.floordiv", lineno=node.lineno))
 
 
 def _trailing_comma(ctx: RuleContext, stmt: ast.AST) -> bool:

@@ -16,6 +16,9 @@ ONE = re.compile(r"(?P<fn>\w+)\(\): argument '(?P<arg>\w+)' \(position (?P<pos>\
                  r"(?:not|but found element of type) (?P<got>[\w.]+)")
 COMBINATION = re.compile(r"(?P<fn>\w+)\(\) received an invalid combination of arguments - got \((?P<got>.*)\), but")
 MARKED = re.compile(r"invalid types: \((?P<types>[^\n]*)\)")
+#   "view() received an invalid combination of arguments - got (float, int), but expected one of:\n * (torch.dtype
+#    dtype)\n * (tuple of ints size)" (sizes given one by one: no "invalid types" line)
+SIZES = "(tuple of ints size"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
         return BadArgument(m["fn"], m["arg"], int(m["pos"]) - 1, m["want"], m["got"])
     m = COMBINATION.search(message)
     marked = MARKED.search(message) if m is not None else None
+    if m is not None and marked is None and SIZES in message:  # NB: sizes as numbers (view, randn): no marks
+        got = _items(m["got"])
+        return BadArgument(m["fn"], "size", got.index("float"), "int", "float") if "float" in got else None
     if m is None or marked is None:
         return None
     got = _items(m["got"])

@@ -76,6 +76,9 @@ class Lineage:
 
     def __init__(self) -> None:
         self._births: Dict[int, Tuple[weakref.ref, Birth]] = {}
+        # NB: the memory each birth's tensor occupied: an alias an unseen op made (`x = Variable(x)`) keeps that
+        # memory after the tensor the run saw is gone, so its layout still names the birth (newest first)
+        self._layouts: Dict[Tuple[Any, ...], Birth] = {}
         # NB: (the tensor's backward node as autograd numbers it, the user frames) of each backward() that
         # went through: nodes, not tensors -- a library may call backward() on a loss derived from the user's
         self.backwards: List[Tuple[Tuple[str, int], Tuple[Tuple[str, int], ...]]] = []
@@ -98,12 +101,18 @@ class Lineage:
         inputs = tuple(self._input(t) for t in read)
         birth = Birth(name, frames, inputs, tuple(k for k, v in kwargs.items() if v is not None),
                       torch.is_grad_enabled())
-        births = self._births
+        births, layouts = self._births, self._layouts
         for t in made:
             births.pop(id(t), None)
             births[id(t)] = (weakref.ref(t), birth)
+            key = _layout(t)
+            if key is not None:
+                layouts.pop(key, None)
+                layouts[key] = birth
         while len(births) > MAX_BIRTHS:
             del births[next(iter(births))]
+        while len(layouts) > MAX_BIRTHS:
+            del layouts[next(iter(layouts))]
 
     def _input(self, t: torch.Tensor) -> Input:
         parent = self.birth_of(t)
@@ -143,7 +152,12 @@ class Lineage:
             other = ref()
             if other is not None and other is not t and _layout(other) == key:
                 return birth
-        return None
+        # NB: the tensor the run saw is gone, its memory kept by `t`. Not a view the run made of `t` itself
+        # (`t.detach()`, `t[:]`: same memory, `t` among its inputs), which is no birth of `t`'s
+        found = self._layouts.get(key)
+        if found is None or found is self.birth_of(t) or any(i.ref is not None and i.ref() is t for i in found.inputs):
+            return None
+        return found
 
     def origin(self, t: torch.Tensor, carries: Callable[[Meta], bool]) -> Origin:
         """Follow `t` back through the ops whose inputs carry the property (`carries`, true of `t`) to the op

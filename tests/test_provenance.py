@@ -52,6 +52,22 @@ def test_an_op_returning_its_input_is_no_birth_and_nothing_is_kept_alive():
     assert ref() is None
 
 
+def test_an_alias_an_unseen_op_made_is_linked_after_the_tensor_the_run_saw_is_gone():
+    """`x = Variable(x)` / `x = x.data` rebinds the name: the tensor the run saw dies, its memory lives on in the
+    alias, whose layout still names the birth. A view the run made of the tensor itself is no birth of it."""
+    from torch.autograd import Variable
+    lineage = Lineage()
+    x = _record(lineage, torch.mul, torch.ones(2, 3), 2)
+    x = Variable(x)
+    gc.collect()
+    assert lineage.alias_birth(x) is not None and lineage.alias_birth(x).op == "mul"
+    kept = torch.ones(2, 3)  # NB: made before the run
+    view = _record(lineage, torch.Tensor.detach, kept)
+    del view
+    gc.collect()
+    assert lineage.alias_birth(kept) is None
+
+
 def test_births_are_bounded():
     lineage = Lineage()
     x = torch.ones(1)

@@ -110,3 +110,16 @@ def test_chinese_card(shell, monkeypatch):
              "out = conv(digits)\n"]
     d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
     assert "通道维" in d.why and d.fix is not None and "digits.unsqueeze(1)" in d.fix.source
+
+
+def test_a_channel_taken_with_one_index_keeps_its_dimension_where_it_is_taken(shell):
+    """The run made the input by indexing dimension 1 with a number (`lab[:, 0, :, :]`), through an alias an unseen
+    op made (`Variable`): fixed there (`0:1`), since the concatenation further down needs the dimension too."""
+    cells = ["import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\n"
+             "gen = nn.Conv2d(1, 2, 3, padding=1)\nlab = torch.rand(4, 3, 8, 8)\n",
+             "%%gradcheck\nl_images = lab[:, 0, :, :]  # luminance\nl_images = 2 * l_images\n"
+             "l_images = Variable(l_images)\nfake = gen(l_images)\nboth = torch.cat([l_images, fake], 1)\n"]
+    d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
+    assert (d.cell, 2) in lines_of(d) and (d.cell, 5) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "l_images = lab[:, 0:1, :, :]  # luminance\n" in fixed[1]

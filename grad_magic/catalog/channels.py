@@ -88,4 +88,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Add the channel dimension to `{name}` on line {lineno}",
         "zh": "在第 {lineno} 行给 `{name}` 加上通道维",
     },
+    "channels.fix.keep_dim": {
+        "en": "Keep the channel dimension where the input is made: `{kept}` for `{code}` on line {lineno}",
+        "zh": "在生成输入的地方保留通道维：第 {lineno} 行把 `{code}` 改为 `{kept}`",
+    },
 }

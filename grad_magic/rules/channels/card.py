@@ -13,7 +13,7 @@ from ..places import Place, with_lines
 from ..registry import rule
 from ..traced import born, failing_operands, marked
 from .culprit import ConvInput, Layout, conv_input, layer_built_at, made_by_a_layer
-from .fix import in_channels_fix, layout_fix
+from .fix import in_channels_fix, kept_dim_fix, layout_fix
 from .message import ChannelError, parse_channel_error
 
 KIND = "conv-channels"
@@ -91,4 +91,7 @@ def _origin(ctx: RuleContext, d: Diagnosis, given: ConvInput) -> Diagnosis:
     said = found.at.say("channels.origin", lineno=found.lineno, shape=shape_text(shape),
                         code=found.at.record.source_line(found.lineno).strip())
     d = marked(d, found, ctx)
+    kept = kept_dim_fix(found, given) if found.at.record is ctx.record else None
+    if kept is not None:  # NB: fixed where the dimension was dropped: every later use of the tensor needs it
+        d = dataclasses.replace(d, fix=kept)
     return dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language))

@@ -185,3 +185,33 @@ def test_a_size_made_with_true_division_is_divided_with_floor_division_in_each_s
     d = card_of(shell, cells, "argument-type", raises=TypeError)
     fixed = fix_runs_clean(shell, cells, d)
     assert "    p = pred.view(pred.numel() // 4, 4)  # corners\n    g = gt.view(gt.numel() // 4, 4)\n" in fixed[0]
+
+
+DATASET = ("import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Tiles(Dataset):\n"
+           "    def __init__(self, n, labelled):\n        self.n, self.labelled = n, labelled\n\n"
+           "    def __len__(self):\n        return self.n\n\n    def __getitem__(self, i):\n"
+           "        image = torch.zeros(3, 4, 4)\n        if self.labelled:\n            labels = torch.tensor(i % 2)\n"
+           "        else:\n            labels = None  # the test split has none\n        return i, image, labels\n")
+
+
+def test_a_sample_item_default_collate_cannot_batch_is_traced_to_where_getitem_sets_it(shell):
+    cells = [DATASET, "%%gradcheck\nloader = DataLoader(Tiles(4, labelled=False), batch_size=2)\n"
+                      "for idx, image, labels in loader:\n    pass\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    k = d.elsewhere[0].cell
+    assert (k + 1, 3) in lines_of(d) and (k, 18) in lines_of(d) and (k, 17) in lines_of(d)
+    assert "Item [2]" in d.title and "None" in d.title and d.fix is None
+
+
+def test_an_argument_error_a_worker_raised_is_named_at_its_line(shell):
+    with pytest.raises(TypeError) as info:
+        torch.normal(0, 2)
+    err = parse_bad_argument(str(info.value))
+    assert (err.function, err.position, err.got) == ("normal", None, "(int, int)")
+    cells = [DATASET.replace("        image = torch.zeros(3, 4, 4)\n",
+                             "        image = torch.zeros(3, 4, 4) * torch.normal(0, 2)\n"),
+             "%%gradcheck\nloader = DataLoader(Tiles(4, labelled=True), batch_size=2, num_workers=1)\n"
+             "for idx, image, labels in loader:\n    pass\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    k = d.elsewhere[0].cell
+    assert lines_of(d) == [(k, 13), (k + 1, 3)] and "num_workers=0" in d.why and d.fix is None

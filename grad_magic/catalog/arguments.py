@@ -113,4 +113,35 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Divide with `//` on line {lineno}: a size is a whole number",
         "zh": "在第 {lineno} 行改用 `//` 做除法：大小必须是整数",
     },
+    "arguments.collate.title": {
+        "en": "Item {item} of each {loader} sample is a `{got}`: default_collate cannot batch it",
+        "zh": "{loader} 每个样本的第 {item} 项是 `{got}`：default_collate 无法把它组成批次",
+    },
+    "arguments.collate.summary": {
+        "en": "A batch is made of tensors, NumPy arrays, numbers, and dicts or lists of them; one item of the "
+              "samples is none of these.",
+        "zh": "批次只能由张量、NumPy 数组、数字以及由它们组成的字典或列表构成；样本中有一项不属于这些类型。",
+    },
+    "arguments.collate.what": {
+        "en": "Line {lineno} asked {loader} for a batch, and default_collate found a `{got}` at item {item} of the "
+              "samples.",
+        "zh": "第 {lineno} 行向 {loader} 请求一个批次，default_collate 在样本的第 {item} 项发现了 `{got}`。",
+    },
+    "arguments.collate.why": {
+        "en": "The Dataset's `__getitem__` (marked) puts a `{got}` there: return a tensor or a number in its place "
+              "(a placeholder label for a split without labels), or pass a `collate_fn` that leaves the item out.",
+        "zh": "Dataset 的 `__getitem__`（已标出）在那里放入了 `{got}`：改为返回张量或数字（没有标签的数据集可用占位标签），"
+              "或传入一个跳过该项的 `collate_fn`。",
+    },
+    "arguments.collate.whole": {"en": "(the sample itself)", "zh": "（样本本身）"},
+    "arguments.collate.the_loader": {"en": "the DataLoader", "zh": "DataLoader"},
+    "arguments.worker.title": {
+        "en": "`{function}()` was given {got} where it takes {want}, in a DataLoader worker",
+        "zh": "DataLoader 工作进程中，`{function}()` 收到了 {got}，而它需要 {want}",
+    },
+    "arguments.worker.what": {
+        "en": "Line {lineno} ran in a DataLoader worker process and called `{function}()` with {got}, where it "
+              "takes {want}.",
+        "zh": "第 {lineno} 行在 DataLoader 工作进程中运行，调用 `{function}()` 时传入了 {got}，而它需要 {want}。",
+    },
 }

@@ -17,6 +17,8 @@ from ..kit import function_around, module_parameters, quote, torch_name
 from ..places import Place, function_place, method_place, returned, with_lines
 from ..registry import rule
 from .given import UNKNOWN, Given, given, local_value
+from ..plain import worker_error
+from .collated import in_worker, uncollatable
 from .message import BadArgument, parse_bad_argument
 
 KIND = "argument-type"
@@ -40,12 +42,19 @@ class Origin:
     "conv2d() received an invalid combination of arguments - got (list, Parameter, Parameter, tuple, tuple, tuple, "
     "int), but expected one of: ...",
     "empty(): argument 'size' (position 1) must be tuple of ints, not builtin_function_or_method",
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found <class 'NoneType'>",
+    "normal() received an invalid combination of arguments - got (int, int), but expected one of: ... (no form "
+    "takes them; also inside 'Caught TypeError in DataLoader worker process 0')",
 ), fix="item 0 of what an nn.LSTM / GRU / MultiheadAttention returns (`self.lstm(x)[0]`), a transformers "
        "output's tensor (`.logits`), the missing `return` of a forward, `x.size()` for `x.size`, `model.to(device)` "
        "for `model(device)`, `torch.as_tensor(...)` around a NumPy array or a list of numbers, `//` for a size "
        "made by `/`")
 def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
     """A torch function, layer or model handed a value of the wrong type."""
+    if err.function == "default_collate":
+        return uncollatable(ctx, err)
+    if worker_error(ctx.error_message):
+        return in_worker(ctx, err)
     g = ctx.memo(("argument-type", "given"), lambda: given(ctx, err))
     if g is None or g.ctx.record.filename != ctx.record.filename:
         return None  # NB: the card is read from the view of the user's frame that passed the value

@@ -19,6 +19,10 @@ MARKED = re.compile(r"invalid types: \((?P<types>[^\n]*)\)")
 #   "view() received an invalid combination of arguments - got (float, int), but expected one of:\n * (torch.dtype
 #    dtype)\n * (tuple of ints size)" (sizes given one by one: no "invalid types" line)
 SIZES = "(tuple of ints size"
+#   "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found <class 'NoneType'>"
+#   (torch/utils/data/_utils/collate.py, torch 1.x ... 2.13: a sample item no batch can hold)
+UNCOLLATABLE = re.compile(r"default_collate: batch must contain (?P<want>[\w ,]+); found <class '(?P<got>[\w.]+)'>")
+FIRST_FORM = re.compile(r"\n \* (?P<form>\([^\n]*\))")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class BadArgument:
 
 
 def parse_bad_argument(message: str) -> Optional[BadArgument]:
+    m = UNCOLLATABLE.search(message)
+    if m is not None:
+        return BadArgument("default_collate", "batch", None, m["want"], m["got"])
     m = ONE.search(message)
     if m is not None:
         return BadArgument(m["fn"], m["arg"], int(m["pos"]) - 1, m["want"], m["got"])
@@ -47,6 +54,9 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
     if m is not None and marked is None and SIZES in message:  # NB: sizes as numbers (view, randn): no marks
         got = _items(m["got"])
         return BadArgument(m["fn"], "size", got.index("float"), "int", "float") if "float" in got else None
+    if m is not None and marked is None:  # NB: no form takes this many arguments (`normal(0, 2)`): which one is
+        form = FIRST_FORM.search(message)  # wrong is not said; the forms are
+        return BadArgument(m["fn"], "", None, _short(form["form"]) if form else "", f"({m['got']})")
     if m is None or marked is None:
         return None
     got = _items(m["got"])
@@ -54,6 +64,12 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
         if t.startswith("!") and t.endswith("!") and "=" not in t and i < len(got):
             return BadArgument(m["fn"], "", i, _wanted(message, i), t.strip("!").split(" ")[0])
     return None
+
+
+def _short(form: str, most: int = 3) -> str:
+    """`(Tensor mean, Tensor std, …)`: the first parameters of a form torch lists."""
+    params = [p.strip() for p in form.strip("()").split(",")]
+    return "(" + ", ".join(params[:most]) + (", …)" if len(params) > most else ")")
 
 
 def _items(text: str) -> List[str]:

@@ -406,3 +406,19 @@ def test_a_view_whose_other_sizes_are_wrong_is_not_called_a_fixed_batch(shell):
 def run_cells_plain(shell, cells):
     from earlier_cells import run_cells
     return run_cells(shell, cells)
+
+
+def test_a_target_several_losses_read_gets_its_unit_dimension_where_it_is_made(shell):
+    """(N, 1) scores against (N,) labels, the labels read by two calls of the loss and a third target made on its
+    own line: a squeeze at the failing call would leave the others failing the same way, so the labels get
+    `.unsqueeze(1)` where the run made them, and the third target on its line."""
+    cells = ["import torch\nimport torch.nn as nn\nd = nn.Sequential(nn.Linear(3, 1), nn.Sigmoid())\n",
+             "%%gradcheck\ndef step(n=4):\n    loss = nn.BCELoss()\n    x = torch.rand(n, 3)\n"
+             "    labels = torch.tensor([1, 0, 1, 1][:n]).float()  # real or fake\n"
+             "    g = loss(d(x), labels)\n    r = loss(d(x * 2), labels)\n    f = loss(d(x / 2), torch.zeros(n))\n"
+             "    return g + r + f\n\n\nstep()\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (d.cell, 6) in lines_of(d) and (d.cell, 5) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "    labels = torch.tensor([1, 0, 1, 1][:n]).float().unsqueeze(1)  # real or fake\n" in fixed[1]
+    assert "    f = loss(d(x / 2), torch.zeros(n).unsqueeze(1))\n" in fixed[1]

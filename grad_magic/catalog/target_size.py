@@ -49,4 +49,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Squeeze out the size-1 dimension {dim} of `{name}` on line {lineno}",
         "zh": "在第 {lineno} 行去掉 `{name}` 的第 {dim} 维（大小为 1）",
     },
+    "shapes.size.fix_target": {
+        "en": "Give `{name}` its size-1 dimension where it is made (line {lineno}), and the other targets of the "
+              "same loss in this function theirs",
+        "zh": "在生成 `{name}` 的地方（第 {lineno} 行）给它加上大小为 1 的维度，并给本函数中同一损失的其他目标也加上",
+    },
 }

@@ -25,8 +25,8 @@ from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..dtypes.culprit_traced import traced_origin
 from ..dtypes.fix import dtype_fix
-from ..kit import calls_on_line, failed_op, loss_calls, one_line, parenthesised, quote
-from ..places import with_lines
+from ..kit import calls_on_line, failed_op, function_around, loss_calls, one_line, parenthesised, quote
+from ..places import root, with_lines
 from ..registry import rule
 from ..traced import Born, failing_operands, marked, odd_born
 from .culprit import fact
@@ -93,6 +93,9 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
         if d is not None:
             return d
     fix, squeezed = _squeeze_fix(ctx, call, sizes)
+    shared = _target_fix(ctx, tree, call, sizes) if squeezed is not None and squeezed[0] == 0 else None
+    fix = shared or fix
+    made_line = shared.edits[0] if shared is not None else None
     why = [ctx.say("shapes.size.why", input=shown[0], target=shown[1], in_shape=shape_text(sizes.input),
                    target_shape=shape_text(sizes.target))]
     if squeezed is not None:
@@ -112,6 +115,8 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
         why=catalog.sentences(why, ctx.language, capitalise=True), where=ctx.where(lineno),
         lines=[lineno] if lineno else [], names=[n for n in names if n.isidentifier()],
         tensors=[fact(n or side, s) for n, side, s in zip(names, ("input", "target"), shots)], fix=fix)
+    if made_line is not None:  # NB: where the target is made, which the fix edits
+        d = with_lines(d, ctx, [ctx.record.source.count("\n", 0, made_line.start) + 1])
     return marked(d, made, ctx)
 
 
@@ -151,6 +156,45 @@ def _squeeze_fix(ctx: RuleContext, call: Any, sizes: Sizes) -> Tuple[Optional[Fi
                                             lineno=ctx.record.error_lineno))
         return fix, (side, dim)
     return None, None
+
+
+def _target_fix(ctx: RuleContext, tree: Optional[ast.Module], call: Any, sizes: Sizes) -> Optional[Fix]:
+    """The target given its unit dimension where it is made (`labels = torch.tensor(y).float().unsqueeze(1)`), when
+    the function's other calls of the same loss read it too (a squeeze here would leave them failing the same
+    way); their targets made on their own line (`torch.zeros(n)`) get it there. Only where the run made the
+    target on the statement that binds its name; else None (the squeeze on the line stands)."""
+    target = call.target
+    if tree is None or not isinstance(target, ast.Name) or sizes.input[-1:] != (1,) or \
+            sizes.input[:-1] != sizes.target:
+        return None
+    source = ctx.record.source
+    scope = function_around(tree, ctx.record.error_lineno)
+    callee = one_line(source, call.call.func)
+    others = [c for c in ast.walk(scope) if isinstance(c, ast.Call) and c is not call.call and len(c.args) == 2
+              and one_line(source, c.func) == callee]
+    if not others:
+        return None
+    binds = [s for s in ast.walk(scope) if isinstance(s, ast.Assign) and len(s.targets) == 1
+             and isinstance(s.targets[0], ast.Name) and s.targets[0].id == target.id
+             and s.lineno < ctx.record.error_lineno]
+    ops = failing_operands(ctx)
+    birth = root(ctx).record.lineage.birth_of(ops[1]) if len(ops) > 1 and root(ctx).record.lineage else None
+    if not binds or birth is None or not any(n == max(binds, key=lambda s: s.lineno).lineno
+                                             for f, n in birth.frames[:1] if f == ctx.record.filename):
+        return None
+    made = max(binds, key=lambda s: s.lineno).value
+    values = [made]
+    for other in others:
+        held = other.args[1]
+        if isinstance(held, ast.Call):
+            values.append(held)
+        elif not (isinstance(held, ast.Name) and held.id == target.id):
+            return None  # NB: another target, made elsewhere: its shape is not known here
+    edits = []
+    for value in values:
+        start, end = node_span(source, value)
+        edits.append(TextEdit(start, end, f"{parenthesised(source[start:end], value)}.unsqueeze(1)"))
+    return make_fix(source, edits, ctx.say("shapes.size.fix_target", name=target.id, lineno=made.lineno))
 
 
 def _float_classes(ctx: RuleContext, sizes: Sizes, shots: Any) -> Optional[Diagnosis]:

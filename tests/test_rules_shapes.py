@@ -422,3 +422,19 @@ def test_a_target_several_losses_read_gets_its_unit_dimension_where_it_is_made(s
     fixed = fix_runs_clean(shell, cells, d)
     assert "    labels = torch.tensor([1, 0, 1, 1][:n]).float().unsqueeze(1)  # real or fake\n" in fixed[1]
     assert "    f = loss(d(x / 2), torch.zeros(n).unsqueeze(1))\n" in fixed[1]
+
+
+def test_a_library_unpacking_the_shape_of_one_sample_gets_its_batch_dimension(shell):
+    """transformers' `batch_size, seq_length = input_shape` on 1-D ids: the shape read in the library's frame, the
+    argument that has it in the user's, where the run made it marked, `.unsqueeze(0)` where the line passes it."""
+    pytest.importorskip("transformers", reason="transformers (a test dependency) is not installed")
+    cells = ["import torch\nfrom transformers import BertConfig, BertModel\n"
+             "model = BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,"
+             " intermediate_size=8))\n",
+             "ids = torch.tensor([2, 5, 7, 3])  # [CLS] ... [SEP]\n",
+             "%%gradcheck\nout = model(ids)\n"]
+    d = card_of(shell, cells, "shape-mismatch", raises=ValueError)
+    assert (d.cell, 2) in lines_of(d) and (d.cell - 1, 1) in lines_of(d) and "(4,)" in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert fixed[2] == "%%gradcheck\nout = model(ids.unsqueeze(0))\n" or fixed[2].rstrip() == \
+        "%%gradcheck\nout = model(ids.unsqueeze(0))"

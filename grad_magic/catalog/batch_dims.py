@@ -53,4 +53,31 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "{shape}: flattened, that is {n} labels.",
         "zh": "库里的损失函数会把收到的标签展平成每个样本一个标签，而 {target} 的形状是 {shape}：展平后是 {n} 个标签。",
     },
+    "shapes.unpacked.title": {
+        "en": "{callee} unpacks {want} sizes from the shape of {name}, which is {shape}",
+        "zh": "{callee} 要从 {name} 的形状中解包出 {want} 个大小，而它的形状是 {shape}",
+    },
+    "shapes.unpacked.summary": {
+        "en": "A library reads its input's dimensions one by one (`batch_size, seq_length = input_ids.shape`); this "
+              "input has fewer dimensions than it reads.",
+        "zh": "库代码逐个读取输入的各维（`batch_size, seq_length = input_ids.shape`）；这个输入的维数比它读取的少。",
+    },
+    "shapes.unpacked.what": {
+        "en": "Line {lineno} passed {name} (shape {shape}) to {callee}, whose code ({where}) unpacks {want} sizes "
+              "from its shape and found {got}.",
+        "zh": "第 {lineno} 行把 {name}（形状 {shape}）传给了 {callee}，其代码（{where}）要从形状中解包出 {want} 个大小，"
+              "却只有 {got} 个。",
+    },
+    "shapes.unpacked.why_batch": {
+        "en": "{name} is one sample without its batch dimension: `.unsqueeze(0)` makes it a batch of one.",
+        "zh": "{name} 是缺少批次维的单个样本：`.unsqueeze(0)` 把它变成大小为 1 的批次。",
+    },
+    "shapes.unpacked.why": {
+        "en": "{name} has {got} dimensions where {want} are read: see where it is made (marked).",
+        "zh": "{name} 只有 {got} 维，而代码读取 {want} 维：请查看它生成的地方（已标出）。",
+    },
+    "shapes.unpacked.fix": {
+        "en": "Add the batch dimension to `{name}` where line {lineno} passes it",
+        "zh": "在第 {lineno} 行传入 `{name}` 的地方加上批次维",
+    },
 }

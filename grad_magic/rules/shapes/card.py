@@ -30,6 +30,7 @@ from .culprit_target import Classes, find_classes
 from .fix import batch_fix, flatten_fix, in_features_fix, target_fix
 from .at_op import OpShape, op_card, parse_op_shape, view_size_at_op
 from .unbatched import unbatched
+from .unpacked import Unpacked, parse_unpacked, unpacked_card
 from .view_size import ViewSize, fixed_batch, parse_view_size
 from .message import (BadTarget, BatchSizes, Product, parse_batch_error, parse_matmul_error,
                       parse_target_error)
@@ -49,8 +50,9 @@ def why(ctx: RuleContext, parts: List[str]) -> str:
 
 # -- shape-mismatch: a Linear layer (or a matrix product) given the wrong number of features --
 
-def parse_shape_error(message: str) -> Optional[Union[Product, ViewSize, OpShape]]:
-    return parse_matmul_error(message) or parse_view_size(message) or parse_op_shape(message)
+def parse_shape_error(message: str) -> Optional[Union[Product, ViewSize, OpShape, Unpacked]]:
+    return parse_matmul_error(message) or parse_view_size(message) or parse_op_shape(message) or \
+        parse_unpacked(message)
 
 
 @rule(SHAPE, raises=Exception, parse=parse_shape_error, matches=(
@@ -62,16 +64,20 @@ def parse_shape_error(message: str) -> Optional[Union[Product, ViewSize, OpShape
     "The size of tensor a (8) must match the size of tensor b (24) at non-singleton dimension 0 (and the other "
     "shape errors at the user's own op: rules/shapes/at_op.py)",
     "input.size(-1) must be equal to input_size. Expected 36, got 35",
+    "not enough values to unpack (expected 2, got 1) (a library unpacking its input's shape: one sample, no batch "
+    "dimension)",
     "view size is not compatible with input tensor's size and stride (at least one dimension spans across two "
     "contiguous subspaces). Use .reshape(...) instead.",
 ), fix="a flatten before the Linear (input still (batch, C, H, W)), or the Linear's literal in_features "
        "set to the input's real feature count; a view's batch size written as a number made -1; `.view(` of "
        "non-contiguous memory made `.reshape(`")
-def shape_mismatch(ctx: RuleContext, p: Union[Product, ViewSize, OpShape]) -> Optional[Diagnosis]:
+def shape_mismatch(ctx: RuleContext, p: Union[Product, ViewSize, OpShape, Unpacked]) -> Optional[Diagnosis]:
     """A Linear layer (or a matrix product) given an input whose last dimension is not its in_features; a shape
     error at an op of the user's own code (at_op.py)."""
     if isinstance(p, OpShape):
         return op_card(ctx, p, SHAPE)
+    if isinstance(p, Unpacked):
+        return unpacked_card(ctx, p, SHAPE)
     if isinstance(p, ViewSize):
         return _view_card(ctx, p) or op_card(ctx, view_size_at_op(p), SHAPE)
     op = failed_op(ctx, PRODUCTS)

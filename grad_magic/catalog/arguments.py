@@ -128,13 +128,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "第 {lineno} 行向 {loader} 请求一个批次，default_collate 在样本的第 {item} 项发现了 `{got}`。",
     },
     "arguments.collate.why": {
-        "en": "The Dataset's `__getitem__` (marked) puts a `{got}` there: return a tensor or a number in its place "
-              "(a placeholder label for a split without labels), or pass a `collate_fn` that leaves the item out.",
-        "zh": "Dataset 的 `__getitem__`（已标出）在那里放入了 `{got}`：改为返回张量或数字（没有标签的数据集可用占位标签），"
-              "或传入一个跳过该项的 `collate_fn`。",
+        "en": "The Dataset's `__getitem__` (marked) puts a `{got}` there. Return a tensor or a number in its "
+              "place, or pass a `collate_fn` that leaves the item out.",
+        "zh": "Dataset 的 `__getitem__`（已标出）在那里放入了 `{got}`。改为返回张量或数字，或传入一个跳过该项的 `collate_fn`。",
     },
     "arguments.collate.whole": {"en": "(the sample itself)", "zh": "（样本本身）"},
-    "arguments.collate.the_loader": {"en": "the DataLoader", "zh": "DataLoader"},
+    "arguments.collate.the_loader": {"en": "the DataLoader", "zh": "该数据加载器"},
     "arguments.worker.title": {
         "en": "`{function}()` was given {got} where it takes {want}, in a DataLoader worker",
         "zh": "DataLoader 工作进程中，`{function}()` 收到了 {got}，而它需要 {want}",

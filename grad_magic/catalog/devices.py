@@ -221,11 +221,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "都会跳过它们。",
     },
     "devices.unregistered.what": {
-        "en": "Line {lineno} met tensors on {devices}: one is a parameter of a layer held in `self.{attribute}`, "
-              "the plain {container} assigned on line {assigned} of `{owner}.__init__`, which the model does not "
-              "register.",
-        "zh": "第 {lineno} 行遇到了分别位于 {devices} 上的张量：其中一个是 `self.{attribute}` 中某层的参数，而它是 "
-              "`{owner}.__init__` 第 {assigned} 行赋值的普通 {container}，模型没有注册它。",
+        "en": "Line {lineno} met tensors on {devices}. One is a parameter of a layer in `self.{attribute}`, the "
+              "plain {container} that `{owner}.__init__` assigns on line {assigned}.",
+        "zh": "第 {lineno} 行遇到了分别位于 {devices} 上的张量。其中一个是 `self.{attr"
+              "ibute}` 中某层的参数，而它是 `{owner}.__init__` 第 {assigned} 行"
+              "赋值的普通 {container}。",
     },
     "devices.unregistered.why": {
         "en": "An `nn.ModuleList` / `nn.ModuleDict` registers the layers it holds: the model's `.to()` moves them, "

@@ -74,11 +74,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "对只有 {n} 维的张量使用了第 {got} 维",
     },
     "plain.dim_range.means": {
-        "en": "The code names dimension {got} (a `dim=` argument, softmax, sum, squeeze, transpose), but the tensor "
-              "has only {n} dimensions (valid: -{n} to {hi}): it has fewer dimensions than the code expects, often "
-              "a missing batch dimension.",
-        "zh": "代码用到了第 {got} 维（`dim=` 参数、softmax、sum、squeeze、transpose），但张量只有 {n} 维（有效范围 -{n} 到 "
-              "{hi}）：张量的维数比代码预想的少，常见原因是缺少批次维。",
+        "en": "The code asks for dimension {got}, but the tensor has only {n} (valid: -{n} to {hi}). It has "
+              "fewer dimensions than expected, often no batch dimension.",
+        "zh": "代码用到了第 {got} 维，但张量只有 {n} 维（有效范围 -{n} 到 {hi}）。张量的维数比预想的少，常见原因是缺少批次维。",
     },
     "plain.index_bounds.title": {
         "en": "Index {i} is past the end of dimension {dim} (size {size})",
@@ -102,20 +100,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "索引超出了查找表的范围",
     },
     "plain.index_range.means": {
-        "en": "An index is negative or at least the size of the table it indexes: usually a token id at or above an "
-              "nn.Embedding's num_embeddings (the vocabulary is larger than the layer), or a padding id of -1.",
-        "zh": "某个索引为负数，或不小于被索引表的大小：通常是词元 id 大于等于 nn.Embedding 的 num_embeddings（词表比该层大），"
-              "或填充 id 为 -1。",
+        "en": "An index is negative or at least the size of the table it looks up. Usually a token id at or "
+              "above an nn.Embedding's num_embeddings, or a padding id of -1.",
+        "zh": "某个索引为负数，或不小于被查找表的大小。通常是词元 id 大于等于 nn.Embedding 的 num_embeddings，或填充 id 为 -1。",
     },
     "plain.index_dtype.title": {
         "en": "Indices must be integers",
         "zh": "索引必须是整数",
     },
     "plain.index_dtype.means": {
-        "en": "Tensors used as indices (by an nn.Embedding, by `t[idx]`) must hold integers (`torch.long`), or "
-              "booleans as a mask; this one holds floating-point numbers: `.long()` where the ids are made.",
-        "zh": "用作索引的张量（nn.Embedding 的输入、`t[idx]` 中的 idx）必须是整数（`torch.long`）或布尔掩码；这里是浮点数："
-              "在生成这些 id 的地方加上 `.long()`。",
+        "en": "Indices (an nn.Embedding's input, `idx` in `t[idx]`) must be integers (`torch.long`) or a "
+              "boolean mask. These are floats: `.long()` where the ids are made.",
+        "zh": "索引（nn.Embedding 的输入、`t[idx]` 中的 idx）必须是整数（`torch.long`）或布尔掩码。这里是浮点数：在生成 id 的地方加上 `.long()`。",
     },
     "plain.scalar.title": {
         "en": "A tensor with several values used as one number",
@@ -171,56 +167,50 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "训练模式下的 BatchNorm 收到了只有一个样本的批次",
     },
     "plain.batch_of_one.means": {
-        "en": "In training mode a BatchNorm computes each feature's mean and variance over the batch, which needs "
-              "more than one value (input size [{size}]). Usually the last batch of a DataLoader held one sample "
-              "(`drop_last=True` leaves it out), or one example was fed to a model still in training mode "
-              "(`model.eval()` before predicting).",
-        "zh": "训练模式下 BatchNorm 要在整个批次上计算每个特征的均值和方差，这需要多于一个值（输入大小 [{size}]）。通常是"
-              "DataLoader 的最后一批只剩一个样本（`drop_last=True` 可将其丢弃），或在训练模式下对单个样本做预测"
-              "（预测前先 `model.eval()`）。",
+        "en": "In training mode a BatchNorm needs more than one value per channel (input size [{size}]). "
+              "Usually a DataLoader's last batch held one sample (`drop_last=True`), or one example met a model "
+              "still in training mode (`model.eval()`).",
+        "zh": "训练模式下 BatchNorm 的每个通道需要多于一个值（输入大小 [{size}]）。通常是 Data"
+              "Loader 最后一批只有一个样本（`drop_last=True`），或对单个样本预测前没有 `mod"
+              "el.eval()`。",
     },
     "plain.rnn_input.title": {
         "en": "RNN built for {want} input features, given {got}",
         "zh": "RNN 按 {want} 个输入特征构建，输入却有 {got} 个",
     },
     "plain.rnn_input.means": {
-        "en": "An LSTM / GRU / RNN reads its input's last dimension as the features of each time step, which must "
-              "equal the input_size it was built with ({want}); it is {got}. With batch_first=False (the "
-              "default) the input is (time, batch, features).",
-        "zh": "LSTM / GRU / RNN 把输入的最后一维当作每个时间步的特征数，它必须等于构建时的 input_size（{want}），实际是 "
-              "{got}。batch_first=False（默认）时输入的形状是 (时间, 批次, 特征)。",
+        "en": "An LSTM / GRU / RNN reads the last dimension of its input as each step's features. It was built "
+              "with input_size={want}; the input has {got}.",
+        "zh": "LSTM / GRU / RNN 把输入的最后一维当作每个时间步的特征数。它按 input_size={want} 构建，输入却是 {got}。",
     },
     "plain.rnn_state.title": {
         "en": "An RNN's {batched} input given {state} hidden state",
         "zh": "RNN 的输入是{batched}，隐藏状态却是 {state}",
     },
     "plain.rnn_state.means": {
-        "en": "An LSTM / GRU given {batched} input needs its hidden state (h0, and c0 for an LSTM) shaped "
-              "(num_layers * directions, batch, hidden_size), whatever batch_first says; it was given {state} "
-              "tensors.",
-        "zh": "LSTM / GRU 的输入是{batched}时，隐藏状态（h0，LSTM 还有 c0）的形状必须是 (num_layers * 方向数, 批次, "
-              "hidden_size)，与 batch_first 无关；这里给的是 {state} 张量。",
+        "en": "Given {batched} input, an LSTM / GRU needs its hidden state shaped (num_layers * directions, "
+              "batch, hidden_size), whatever batch_first says. It was given {state} tensors.",
+        "zh": "输入是{batched}时，LSTM / GRU 的隐藏状态形状必须是 (num_layers * 方向"
+              "数, 批次, hidden_size)，与 batch_first 无关。这里给的是 {state} 张"
+              "量。",
     },
     "plain.too_small.title": {
         "en": "The feature map is smaller than the kernel",
         "zh": "特征图比卷积核还小",
     },
     "plain.too_small.means": {
-        "en": "A convolution or pooling layer was given an input of ({inp}) for a kernel or output of ({out}): "
-              "after the layers before it the map has shrunk below the kernel. The images are smaller than the "
-              "model was built for, or it downsamples too often.",
-        "zh": "卷积或池化层的输入是 ({inp})，卷积核或输出是 ({out})：经过前面的层后特征图已小于卷积核。图像比模型设计时"
-              "的小，或下采样次数过多。",
+        "en": "A convolution or pooling layer got an input of ({inp}) for a kernel or output of ({out}). The "
+              "map shrank below the kernel: the images are smaller than the model expects.",
+        "zh": "卷积或池化层的输入是 ({inp})，卷积核或输出是 ({out})。特征图已小于卷积核：图像比模型预期的小。",
     },
     "plain.pooled_size.title": {
         "en": "{op}() would make an output of size {out}",
         "zh": "{op}() 的输出大小会是 {out}",
     },
     "plain.pooled_size.means": {
-        "en": "The pooling window (kernel_size) is longer than the dimension it pools, so no window fits: the "
-              "kernel was read from another dimension, or the input is shorter than the model was built for.",
-        "zh": "池化窗口（kernel_size）比被池化的那一维还长，一个窗口都放不下：kernel_size 取自了别的维度，或输入比模型"
-              "设计时的短。",
+        "en": "The pooling window (kernel_size) is longer than the dimension it pools. The kernel was read from "
+              "another dimension, or the input is shorter than expected.",
+        "zh": "池化窗口（kernel_size）比被池化的那一维还长。kernel_size 取自了别的维度，或输入比预期的短。",
     },
     "plain.conv_dims.title": {
         "en": "{op} given an input of size [{got}]",
@@ -277,19 +267,18 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "bmm：第二个张量是 [{got}, …]，而不是 [{want}, …]",
     },
     "plain.bmm.means": {
-        "en": "torch.bmm multiplies (b, n, m) by (b, m, p): the second tensor's first two dimensions must be "
-              "[{want}] (the same batch, and the first tensor's last dimension); they are [{got}].",
-        "zh": "torch.bmm 计算 (b, n, m) 乘以 (b, m, p)：第二个张量的前两维必须是 [{want}]（相同的批次，以及第一个张量的"
-              "最后一维），实际是 [{got}]。",
+        "en": "torch.bmm multiplies (b, n, m) by (b, m, p). The second tensor's first two dimensions must be "
+              "[{want}]; they are [{got}].",
+        "zh": "torch.bmm 计算 (b, n, m) 乘以 (b, m, p)。第二个张量的前两维必须是 [{want}]，实际是 [{got}]。",
     },
     "plain.dot.title": {
         "en": "Two 1-D tensors of lengths {a} and {b} multiplied",
         "zh": "长度分别为 {a} 和 {b} 的两个一维张量相乘",
     },
     "plain.dot.means": {
-        "en": "matmul / dot of two 1-D tensors is a dot product, which needs equal lengths ({a} and {b}); a "
-              "tensor that was meant to be 2-D may have lost a dimension.",
-        "zh": "两个一维张量的 matmul / dot 是点积，要求长度相同（{a} 和 {b}）；本应是二维的张量可能丢了一维。",
+        "en": "matmul of two 1-D tensors is a dot product, which needs equal lengths ({a} and {b}). A tensor "
+              "meant to be 2-D may have lost a dimension.",
+        "zh": "两个一维张量的 matmul 是点积，要求长度相同（{a} 和 {b}）。本应是二维的张量可能丢了一维。",
     },
     "plain.worker_died.title": {
         "en": "A DataLoader worker process died",
@@ -307,10 +296,9 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "需要带 `.{attr}` 的对象，得到的却是 None",
     },
     "plain.none_attribute.means": {
-        "en": "A value on the marked line is None: most often a function or forward() that ends without "
-              "`return`, or a method that works in place and returns None (`list.append`, `random.shuffle`).",
-        "zh": "标出的那一行中有个值是 None：最常见的是函数或 forward() 结尾缺少 `return`，或原地修改并返回 None 的方法"
-              "（`list.append`、`random.shuffle`）。",
+        "en": "A value on the marked line is None. Most often a function or forward() ends without `return`, or "
+              "a method that works in place returned None (`list.append`).",
+        "zh": "标出的那一行中有个值是 None。最常见的是函数或 forward() 结尾缺少 `return`，或原地修改的方法返回了 None（`list.append`）。",
     },
     "plain.not_callable.title": {
         "en": "A {type} called like a function",
@@ -327,9 +315,8 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "要解包出 {want} 个名字，但值中的元素个数不同",
     },
     "plain.unpack.means": {
-        "en": "The line unpacks {want} names, but the value (a batch from the DataLoader, a model's output) holds "
-              "a different number of items: it has another structure than the code assumes.",
-        "zh": "这一行要解包出 {want} 个名字，但该值（DataLoader 给出的批次、模型的输出）中的元素个数不同：它的结构与代码"
-              "设想的不一样。",
+        "en": "The line unpacks {want} names from a value with another number of items. The batch or output has "
+              "another structure than the code assumes.",
+        "zh": "这一行要从值中解包出 {want} 个名字，但值中的元素个数不同。批次或输出的结构与代码设想的不一样。",
     },
 }

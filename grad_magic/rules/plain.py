@@ -84,9 +84,12 @@ def inner_message(message: str) -> str:
     return message
 
 
+MAX_TEXT = 4000  # torch's messages are short; a huge one (a repr of a tensor) is read at its start
+
+
 def plain_words(message: str) -> Optional[Tuple[str, Dict[str, str]]]:
     """(name, parameters) of the first entry whose pattern the (inner) message matches."""
-    text = inner_message(message)
+    text = inner_message(message)[:MAX_TEXT]  # NB: `(?P<op>\w+)\(\)` on a megabyte of letters is quadratic
     for name, pattern in PLAIN:
         m = pattern.search(text)
         if m is not None:

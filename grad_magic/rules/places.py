@@ -45,6 +45,21 @@ def root(ctx: RuleContext) -> RuleContext:
     return ctx if outer is None else ctx.rebased(outer)
 
 
+def user_entries(ctx: RuleContext) -> List[Any]:
+    """The entries of the error's traceback in the running cell or the user's own cells and files, outermost
+    first (the innermost is where the user's code last ran before torch raised)."""
+    top = root(ctx)
+    sources = top.record.sources
+    tb = ctx.exception.__traceback__ if ctx.exception is not None else None
+    found = []
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name == top.record.filename or sources is not None and sources.is_user(name):
+            found.append(tb)
+        tb = tb.tb_next
+    return found
+
+
 def view_on(ctx: RuleContext, filename: str, lineno: int) -> Optional[RuleContext]:
     """The run seen from line `lineno` of the user's cell or file `filename` (the running cell: the run itself)."""
     top = root(ctx)

@@ -7,7 +7,7 @@ import ast
 import builtins
 import functools
 import linecache
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 from ..names import attribute_without_code
 
@@ -25,6 +25,11 @@ def entries_of(exc: Optional[BaseException]) -> List[Any]:
 
 def call_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.Call]:
     """The call at the instruction that raised, by its position (`co_positions`)."""
+    return node_at(tree, entry, (ast.Call,))
+
+
+def node_at(tree: Optional[ast.Module], entry: Any, kinds: Tuple[type, ...]) -> Any:
+    """The node of one of `kinds` (a call, a binary operation, ...) the instruction that raised evaluates."""
     try:
         span = tuple(list(entry.tb_frame.f_code.co_positions())[entry.tb_lasti // 2])
     except (IndexError, TypeError, ValueError):
@@ -33,7 +38,7 @@ def call_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.Call]:
         return None
     first, last, start, end = span
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == \
+        if isinstance(node, kinds) and (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == \
                 (first, last, start, end):
             return node
     return None

@@ -22,9 +22,9 @@ from ...edits import make_fix
 from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
-from ..places import root, view_on, with_lines
+from ..places import root, user_entries, view_on, with_lines
 from ..plain import fill, plain_words, worker_error
-from ..tb import UNKNOWN, entries_of, local_value_in
+from ..tb import UNKNOWN, local_value_in, node_at
 
 # the plain entries (rules/plain.py) that are a shape error at the op that raised
 AT_OP = frozenset({"broadcast", "expand", "cat", "view_stride", "rnn_input", "rnn_state", "layer_norm", "batch_norm",
@@ -52,9 +52,7 @@ def view_size_at_op(size: Any) -> OpShape:
 
 def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
     top = root(ctx)
-    sources = top.record.sources
-    users = [e for e in entries_of(ctx.exception) if e.tb_frame.f_code.co_filename == top.record.filename
-             or sources is not None and sources.is_user(e.tb_frame.f_code.co_filename)]
+    users = user_entries(ctx)
     if not users:
         return None
     entry = users[-1]
@@ -62,7 +60,7 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
     if at is None or at.record.filename != ctx.record.filename:
         return None  # NB: answered from the view of the frame that raised
     source = at.record.source
-    node = expr_at(cell_tree(source), entry)
+    node = node_at(cell_tree(source), entry, (ast.Call, ast.BinOp, ast.Subscript, ast.AugAssign))
     lineno = node.lineno if node is not None else entry.tb_lineno
     shapes = _operand_shapes(top, source, entry, node)
     layer = _layer_built(top, entry, node)
@@ -78,22 +76,6 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
         what=at.say("generic.what", error_type=ctx.error_type or "Error", error_message=ctx.error_message),
         why=catalog.sentences(parts, at.language), where=at.where(lineno), lines=[lineno], fix=fix)
     return with_lines(d, layer[0], [layer[1]]) if layer is not None else d
-
-
-def expr_at(tree: Optional[ast.Module], entry: Any) -> Optional[ast.expr]:
-    """The expression the raising instruction evaluates, by its position (`co_positions`): a call, a binary
-    operation, a subscript."""
-    try:
-        span = tuple(list(entry.tb_frame.f_code.co_positions())[entry.tb_lasti // 2])
-    except (IndexError, TypeError, ValueError):
-        return None
-    if tree is None or None in span:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.AugAssign)) and \
-                (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == span:
-            return node
-    return None
 
 
 def _operands(node: Optional[ast.AST]) -> List[ast.expr]:

@@ -21,7 +21,7 @@ from ...facts import shape_text
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..kit import parenthesised, quote
-from ..places import root, view_on
+from ..places import root, user_entries, view_on
 from ..plain import module_of
 from ..tb import UNKNOWN, call_at, entries_of, file_tree, local_value_in, value_in
 from ..traced import born, marked
@@ -52,8 +52,7 @@ def unpacked_card(ctx: RuleContext, err: Unpacked, kind: str) -> Optional[Diagno
     if library == top.record.filename or sources.is_user(library):
         return None  # NB: the user's own unpacking (`x, y, z = batch`): the generic card says what it means
     size = _unpacked(inner, err)
-    users = [e for e in entries if e.tb_frame.f_code.co_filename == top.record.filename
-             or sources.is_user(e.tb_frame.f_code.co_filename)]
+    users = user_entries(ctx)
     if size is None or not users:
         return None
     entry = users[-1]

@@ -16,9 +16,9 @@ import torch
 from ...cell import cell_tree, node_span
 from ...edits import make_fix
 from ...model import Fix, TextEdit
-from ..tb import call_at, entries_of, local_value_in
+from ..tb import call_at, local_value_in
 from ..context import RuleContext
-from ..places import root, view_on
+from ..places import root, user_entries, view_on
 
 # aten/src/ATen/InferSize.h, torch 1.x ... 2.13 (view, reshape, unflatten)
 VIEW = re.compile(r"shape '\[(?P<dims>-?\d+(?:, -?\d+)*)\]' is invalid for input of size (?P<size>\d+)")
@@ -52,9 +52,7 @@ def fixed_batch(ctx: RuleContext, err: ViewSize) -> Optional[FixedBatch]:
     if len(err.dims) < 2 or min(err.dims) < 1 or rest == 0 or err.size % rest:
         return None
     top = root(ctx)
-    sources = top.record.sources
-    users = [e for e in entries_of(ctx.exception) if e.tb_frame.f_code.co_filename == top.record.filename
-             or sources is not None and sources.is_user(e.tb_frame.f_code.co_filename)]
+    users = user_entries(ctx)
     if not users:
         return None
     entry = users[-1]

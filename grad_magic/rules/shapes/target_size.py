@@ -77,7 +77,8 @@ def extra_unit_dim(longer: Tuple[int, ...], shorter: Tuple[int, ...]) -> Optiona
     "Target size (torch.Size([16])) must be the same as input size (torch.Size([16, 1])) (BCEWithLogits)",
     "Using a target size (torch.Size([16])) that is different to the input size (torch.Size([16, 1])) is "
     "deprecated (BCELoss)",
-), fix="the extra size-1 dimension squeezed out on the loss call (`criterion(output.squeeze(1), target)`)")
+), fix="the extra size-1 dimension squeezed out on the loss call (`criterion(output.squeeze(1), target)`); when "
+       "other calls of the loss read the same labels, `.unsqueeze(1)` where the labels are made")
 def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
     """A binary cross-entropy given a target of another shape than its input."""
     lineno = ctx.record.error_lineno

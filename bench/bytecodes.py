@@ -3,6 +3,7 @@ load-independent figure of docs/PERFORMANCE.md (time on a shared machine moves w
 
     .venv/bin/python bench/bytecodes.py              # the width-64 MLP's 150-step cell
     .venv/bin/python bench/bytecodes.py --workload gru --by-function
+    .venv/bin/python bench/bytecodes.py --marginal --by-function   # a step between looks
 
 `sys.settrace` with opcode events; each opcode of a frame whose code lives in grad_magic/ is counted under the
 outermost grad_magic function on the stack (the step pre-hook, a wrapper, the cell's start or end). The cell runs
@@ -82,26 +83,39 @@ def main() -> int:
     parser.add_argument("--within", default="", metavar="FILE:FUNCTION",
                         help="count only under this outermost function (with --by-function: what it calls)")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--marginal", action="store_true",
+                        help="a step between looks: the count of a cell three times as long, less the cell's, "
+                             "over the steps it adds (as tiny_steps times it)")
     args = parser.parse_args()
-    sizes = tiny_steps.FULL[args.workload]
+    sizes = dict(tiny_steps.FULL[args.workload])
     shell = make_shell()
     shell.user_ns["device"] = "cpu"
     setup = tiny_steps.SETUP["mlp" if args.workload.startswith("mlp") else args.workload]
     check_ran(run_cell(shell, textwrap.dedent(setup).strip().format(**sizes)), "setup")
+    steps = sizes["steps"]
+    counts = _counted(shell, args, sizes)
+    if args.marginal:
+        sizes["steps"] = 3 * steps
+        longer = _counted(shell, args, sizes)
+        longer.subtract(counts)
+        counts, steps = longer, 2 * steps
+    total = sum(counts.values())
+    what = "a step between looks" if args.marginal else f"a {steps}-step cell"
+    print(f"{args.workload}: {total} bytecodes of grad_magic ({what}): {total / steps:.0f} per step")
+    for name, n in counts.most_common(args.top):
+        print(f"  {n / steps:8.1f}  {name}")
+    return 0
+
+
+def _counted(shell: Any, args: Any, sizes: Dict[str, int]) -> Counter[str]:
     cell = tiny_steps._cell(args.workload, sizes, "cpu")
     check_ran(run_cell(shell, cell), "plain warm-up")
     check_ran(run_cell(shell, ALWAYS_ON), "%gradcheck on")
     try:
         check_ran(run_cell(shell, cell), "watched warm-up")
-        counts = count(shell, cell, args.by_function, args.within)
+        return count(shell, cell, args.by_function, args.within)
     finally:
         run_cell(shell, ALWAYS_OFF)
-    steps = sizes["steps"]
-    total = sum(counts.values())
-    print(f"{args.workload}: {total} bytecodes of grad_magic in a {steps}-step cell: {total / steps:.0f} per step")
-    for name, n in counts.most_common(args.top):
-        print(f"  {n / steps:8.1f}  {name}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -286,9 +286,13 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
                 for tracker in trackers:
                     tracker.record(name, caller, args, kwargs, failed=error)
                 raise
-            events = tuple((t, e) for t in trackers for e in (t.record(name, caller, args, kwargs),) if e)
+            events = []  # NB: a loop, not a generator: args and kwargs stay plain locals (no cells at each call)
+            for tracker in trackers:
+                event = tracker.record(name, caller, args, kwargs)
+                if event:
+                    events.append((tracker, event))
             if events and args:
-                repeats.start(frame, args[0], events)
+                repeats.start(frame, args[0], tuple(events))
             return result
         except BaseException as error:
             tb = error.__traceback__

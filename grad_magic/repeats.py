@@ -43,6 +43,8 @@ class Repeats:
 
     def flush(self) -> None:
         """The run over: its last call recorded, if only counted."""
+        if self.code is None:
+            return  # NB: no run (twice a step: the step's pause and its end flush)
         target, events, last = self.target(), self.events, self.count > self.recorded
         self.code, self.lasti, self.count, self.recorded, self.target, self.events = None, -1, 0, 0, _nothing, ()
         for tracker, event in events if last and target is not None else ():

@@ -31,6 +31,8 @@ from .record import GrowingLocal, HeldModel, StepEvent
 from .sources import Sources
 from .tracker import TORCH_DIR
 
+_deref = weakref.ref.__call__
+
 MAX_FRAMES = 8  # user frames looked at per step, innermost first
 MAX_MODULES = 5_000  # submodules walked per model
 LOOK_FIRST = 8  # an optimizer's first 8 steps are looked at...
@@ -175,6 +177,7 @@ class StepLook:
         self._layers: Dict[Tuple[int, int], Tuple[weakref.ref, bool, Tuple[weakref.ref, ...]]] = {}
         self._plan: Optional[Tuple[Any, Any]] = None  # (the frames and lines of the last read, what it found)
         self._was: Optional[Tuple[Any, Tuple[HeldModel, ...]]] = None  # (the layers' modes, the models) last step
+        self._refs: Tuple[weakref.ref, ...] = ()  # the weak references of the plan's models
         self._count = 0  # steps looked at
         self._looked = -1  # the step watch's count at the last look (a look right after it walks graphs)
 
@@ -202,10 +205,8 @@ class StepLook:
         if plan is None or plan[0][0] != id(optimizer):
             return None
         if was is not None and not any(was[0]):  # NB: no Dropout/BatchNorm layer: nothing whose mode can change
-            for entry in plan[1]:  # NB: a loop, not any(genexpr): one model or two, read at every step
-                if entry[0]() is None:
-                    return None
-            return was[1]
+            # NB: every model still alive, read in C (map of the weak references' call): it runs at every step
+            return None if None in map(_deref, self._refs) else was[1]
         try:
             return self._held_now(optimizer, [], plan[0], False)
         except Exception:  # NB: watching never changes what the user's code does
@@ -247,6 +248,7 @@ class StepLook:
         """The held models with their modes now; None when one of them is gone since the last read."""
         if read or self._plan is None:
             self._plan, self._was = (key, self._resolve(optimizer, frames)), None
+            self._refs = tuple(entry[0] for entry in self._plan[1])
         now = []
         for ref, _, _, _, layers in self._plan[1]:
             if ref() is None:

@@ -215,3 +215,54 @@ def test_an_argument_error_a_worker_raised_is_named_at_its_line(shell):
     d = card_of(shell, cells, "argument-type", raises=TypeError)
     k = d.elsewhere[0].cell
     assert lines_of(d) == [(k, 13), (k + 1, 3)] and "num_workers=0" in d.why and d.fix is None
+
+
+# -- a value passed by position into another parameter (misbound.py) --
+
+TAGGER = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+          "class Tagger(nn.Module):\n"
+          "    def __init__(self):\n"
+          "        super().__init__()\n"
+          "        self.words = nn.Embedding(10, 4)\n"
+          "        self.segments = nn.Embedding(2, 4)  # sentence A / B\n"
+          "        self.out = nn.Linear(4, 5)\n\n"
+          "    def forward(self, ids, segment_ids=None, labels=None):\n"
+          "        h = self.words(ids)\n"
+          "        if segment_ids is not None:\n"
+          "            h = h + self.segments(segment_ids)\n"
+          "        logits = self.out(h)\n"
+          "        return logits if labels is None else F.cross_entropy(logits.view(-1, 5), labels.view(-1))\n")
+
+
+def test_the_index_error_of_an_embedding_is_parsed_for_this_rule_alone():
+    with pytest.raises(IndexError) as info:
+        torch.nn.Embedding(2, 3)(torch.tensor([5]))
+    assert parse_bad_argument(str(info.value)).got == "index out of range in self"
+
+
+def test_labels_passed_by_position_into_another_parameter_are_passed_by_name(shell):
+    cells = [TAGGER, "%%gradcheck\nmodel = Tagger()\nids = torch.randint(0, 10, (2, 6))\n"
+                     "labels = torch.arange(12).view(2, 6) % 5\n"
+                     "loss = model(ids, labels)  # the tags\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=IndexError)
+    assert lines_of(d) == [(2, 5)] and "`segment_ids`" in d.title and "`labels`" in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "loss = model(ids, labels=labels)  # the tags\n" in fixed[-1]
+
+
+def test_the_positional_arguments_after_it_keep_their_parameters(shell):
+    cells = [TAGGER.replace("def forward(self, ids, segment_ids=None, labels=None)",
+                            "def forward(self, ids, segment_ids=None, scale=1.0, labels=None)")
+             .replace("logits = self.out(h)", "logits = self.out(h) * scale"),
+             "%%gradcheck\nmodel = Tagger()\nids = torch.randint(0, 10, (2, 6))\n"
+             "labels = torch.arange(12).view(2, 6) % 5\nloss = model(ids, labels, 0.5)\nloss.backward()\n"]
+    d = card_of(shell, cells, "argument-type", raises=IndexError)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "loss = model(ids, labels=labels, scale=0.5)\n" in fixed[-1]
+
+
+def test_an_id_past_the_table_passed_where_it_belongs_is_left_to_the_generic_card(shell):
+    cells = [TAGGER, "%%gradcheck\nmodel = Tagger()\nids = torch.randint(0, 10, (2, 6))\n"
+                     "segment_ids = torch.full((2, 6), 3)\nloss = model(ids, segment_ids).sum()\n"]
+    d = card_of(shell, cells, "generic", raises=IndexError)
+    assert d.fix is None

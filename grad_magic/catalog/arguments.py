@@ -143,4 +143,27 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "takes {want}.",
         "zh": "第 {lineno} 行在 DataLoader 工作进程中运行，调用 `{function}()` 时传入了 {got}，而它需要 {want}。",
     },
+    "arguments.misbound.title": {
+        "en": "{argument} went into {callee}'s {bound}",
+        "zh": "{argument} 被传进了 {callee} 的 {bound}",
+    },
+    "arguments.misbound.summary": {
+        "en": "Arguments passed by position fill a function's parameters in order, whatever their names.",
+        "zh": "按位置传入的参数会依次填入函数的参数，与变量名无关。",
+    },
+    "arguments.misbound.what": {
+        "en": "Line {lineno} passed {argument} to {callee} as argument {position}, which {function} names "
+              "{bound}; torch's error came from that value.",
+        "zh": "第 {lineno} 行把 {argument} 作为第 {position} 个参数传给 {callee}，而 {function} 的这个参数是 "
+              "{bound}；torch 的报错正来自这个值。",
+    },
+    "arguments.misbound.why": {
+        "en": "{function} has a parameter named {argument} of its own, further on: by position, the value went "
+              "into {bound} instead.",
+        "zh": "{function} 另有一个名为 {argument} 的参数，位置更靠后：按位置传入时，这个值进了 {bound}。",
+    },
+    "arguments.misbound.fix": {
+        "en": "Pass `{name}={name}` by name on line {lineno}",
+        "zh": "在第 {lineno} 行按名字传入 `{name}={name}`",
+    },
 }

@@ -19,7 +19,8 @@ from ..registry import rule
 from .given import UNKNOWN, Given, given, local_value
 from ..plain import worker_error
 from .collated import in_worker, uncollatable
-from .message import BadArgument, parse_bad_argument
+from .message import INDEX_RANGE, BadArgument, parse_bad_argument
+from .misbound import misbound, misbound_card
 
 KIND = "argument-type"
 _METHODS = ("builtin_function_or_method", "method", "method-wrapper")
@@ -37,7 +38,7 @@ class Origin:
     more: tuple = ()  # other places.Place whose lines the card marks (the assignment that took a tuple)
 
 
-@rule(KIND, raises=TypeError, parse=parse_bad_argument, matches=(
+@rule(KIND, raises=(TypeError, IndexError), parse=parse_bad_argument, matches=(
     "linear(): argument 'input' (position 1) must be Tensor, not tuple",
     "conv2d() received an invalid combination of arguments - got (list, Parameter, Parameter, tuple, tuple, tuple, "
     "int), but expected one of: ...",
@@ -45,12 +46,19 @@ class Origin:
     "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found <class 'NoneType'>",
     "normal() received an invalid combination of arguments - got (int, int), but expected one of: ... (no form "
     "takes them; also inside 'Caught TypeError in DataLoader worker process 0')",
+    "index out of range in self (IndexError), or any message above, when the failing value was passed by "
+    "position into another parameter than the one it is named for",
 ), fix="item 0 of what an nn.LSTM / GRU / MultiheadAttention returns (`self.lstm(x)[0]`), a transformers "
        "output's tensor (`.logits`), the missing `return` of a forward, `x.size()` for `x.size`, `model.to(device)` "
        "for `model(device)`, `torch.as_tensor(...)` around a NumPy array or a list of numbers, `//` for a size "
-       "made by `/`")
+       "made by `/`, `labels=labels` for a value passed by position into another parameter")
 def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
     """A torch function, layer or model handed a value of the wrong type."""
+    wrong = misbound(ctx)
+    if wrong is not None:
+        return misbound_card(ctx, wrong, KIND)
+    if err.got == INDEX_RANGE:
+        return None  # NB: an id past an embedding's table, passed where it was meant to go: the generic card's
     if err.function == "default_collate":
         return uncollatable(ctx, err)
     if worker_error(ctx.error_message):

@@ -23,6 +23,10 @@ SIZES = "(tuple of ints size"
 #   (torch/utils/data/_utils/collate.py, torch 1.x ... 2.13: a sample item no batch can hold)
 UNCOLLATABLE = re.compile(r"default_collate: batch must contain (?P<want>[\w ,]+); found <class '(?P<got>[\w.]+)'>")
 FIRST_FORM = re.compile(r"\n \* (?P<form>\([^\n]*\))")
+#   "index out of range in self" (IndexError from an nn.Embedding / F.embedding given an id past its table, torch
+#   1.x ... 2.13): an argument of the right type with a value the table cannot take; the rule looks only for one
+#   passed into the wrong parameter (misbound.py), else it leaves the error to the generic card
+INDEX_RANGE = "index out of range in self"
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class BadArgument:
 
 
 def parse_bad_argument(message: str) -> Optional[BadArgument]:
+    if message.startswith(INDEX_RANGE):
+        return BadArgument("embedding", "input", None, "", INDEX_RANGE)
     m = UNCOLLATABLE.search(message)
     if m is not None:
         return BadArgument("default_collate", "batch", None, m["want"], m["got"])

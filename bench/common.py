@@ -13,7 +13,7 @@ import statistics
 import sys
 import time
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:  # NB: the package of this checkout (or of a copy being measured), not site-packages'

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import torch.overrides
 
-from .record import ANOMALY_REPORT, CapturedWarning
+from .record import CapturedWarning
 from .sources import frame_at
 from .lighttrack import WRAPPER_CODE
 from .tracker import OpTracker

@@ -1,7 +1,6 @@
 """End to end through a real ipykernel (nbclient): what a notebook user gets."""
 from __future__ import annotations
 
-import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.core.inputtransformer2 import TransformerManager
 
-from grad_magic import cell as gm_cell, edits
+from grad_magic import cell as gm_cell
 
 TESTS = Path(__file__).parent
 CELLS = sorted(TESTS.glob("cases/*/*.py"))

@@ -63,7 +63,7 @@ def test_layouts(shape, err, from_layer, layout, calls):
 def test_the_planned_calls_put_the_channels_in_dimension_1():
     conv = torch.nn.Conv2d(3, 8, 3)
     for shape, layout in (((2, 9, 9, 3), Layout.CHANNELS_LAST), ((9, 9, 3), Layout.ONE_IMAGE_CHANNELS_LAST)):
-        x = torch.rand(*shape)
+        x = torch.rand(*shape)  # noqa: F841 -- read by the eval below
         out = conv(eval("x" + layout.calls(len(shape))))
         assert out.shape[:2] == (shape[0] if len(shape) == 4 else 1, 8)
 

@@ -19,12 +19,9 @@ internal-error note on the diagnosis shown; the user's own error is always still
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 from ..model import ERROR, WARNING, Diagnosis
-
-if TYPE_CHECKING:
-    from .context import RuleContext
 
 RuleFn = Callable[..., Optional[Diagnosis]]  # (ctx) or (ctx, parsed message)
 Parser = Callable[[str], Any]  # torch's message -> a frozen dataclass, or None

@@ -17,7 +17,7 @@ from ..kit import dotted, fact_for, lookup, names_an_argument, one_line
 from ..places import root, view_on, with_lines
 from ..registry import rule
 from .culprit import Conversion, converted_on_the_line, refused_conversions, sibling_conversions, statement_exprs
-from .culprit_lists import ListFill, list_fill, tracked_items
+from .culprit_lists import ListFill, list_fill
 from .culprit_bool import bool_sites, named_tensors, pinned_site, tensors_of_one_shape
 from .culprit_init import BuiltWithTensors, built_with_tensors
 from .fix import bool_fix, build_then_call_fix, detach_fix, host_fix, list_fix, to_host

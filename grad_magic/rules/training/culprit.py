@@ -7,7 +7,7 @@ module's registries read from its dicts; never tensor data, never user code).
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterator, List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 import torch
 

@@ -266,3 +266,38 @@ def test_an_id_past_the_table_passed_where_it_belongs_is_left_to_the_generic_car
                      "segment_ids = torch.full((2, 6), 3)\nloss = model(ids, segment_ids).sum()\n"]
     d = card_of(shell, cells, "generic", raises=IndexError)
     assert d.fix is None
+
+
+# -- a torch layer built with a value of the wrong type (layer_value.py) --
+
+def _net(layer: str, forward: str) -> str:
+    return ("import torch\nimport torch.nn as nn\n\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self, flag=1, size=4):\n"
+            "        super().__init__()\n"
+            f"        self.layer = {layer}  # the layer\n\n"
+            "    def forward(self, x):\n"
+            f"        return {forward}\n")
+
+
+def test_the_marks_of_torchs_message_are_all_read_with_what_each_position_takes():
+    x = torch.randn(1, 3, 9, 9)
+    err = parse_bad_argument(_message(lambda: torch.nn.Conv2d(3, 8, 3, stride=2.0)(x)))
+    assert 3 in err.marked and err.wants[3] == "tuple of ints" and err.wants[2] == "Tensor"
+
+
+@pytest.mark.parametrize("layer, forward, data, edited", [
+    ("nn.LSTM(4, 3, bidirectional=flag)", "self.layer(x)[0]", "torch.randn(5, 2, 4)",
+     "nn.LSTM(4, 3, bidirectional=bool(flag))"),
+    ("nn.Conv2d(3, 8, 3, stride=size / 2)", "self.layer(x)", "torch.randn(1, 3, 9, 9)",
+     "nn.Conv2d(3, 8, 3, stride=size // 2)"),
+    ("nn.MaxPool2d(3, stride=size / 2)", "self.layer(x)", "torch.randn(1, 3, 9, 9)",
+     "nn.MaxPool2d(3, stride=size // 2)"),
+])
+def test_a_layer_built_with_a_number_of_the_wrong_kind_is_fixed_where_it_was_built(shell, layer, forward, data,
+                                                                                    edited):
+    cells = [_net(layer, forward), f"%%gradcheck\nnet = Net()\nout = net({data})\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 7) in lines_of(d) and "was built with" in d.title
+    fixed = fix_runs_clean(shell, cells, d)
+    assert f"        self.layer = {edited}  # the layer\n" in fixed[0]

@@ -166,4 +166,26 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Pass `{name}={name}` by name on line {lineno}",
         "zh": "在第 {lineno} 行按名字传入 `{name}={name}`",
     },
+    "arguments.layer.title": {
+        "en": "{layer} was built with {setting}: torch takes {want} there, not {got}",
+        "zh": "{layer} 构建时传入了 {setting}：torch 在这里需要 {want}，而不是 {got}",
+    },
+    "arguments.layer.summary": {
+        "en": "A layer keeps its constructor's values and hands them to torch at every forward.",
+        "zh": "层会保存构造时传入的值，并在每次前向计算时交给 torch。",
+    },
+    "arguments.layer.what": {
+        "en": "Line {lineno} built {layer} with {setting}; its forward passed that {got} on to torch, which "
+              "takes {want} there.",
+        "zh": "第 {lineno} 行用 {setting} 构建了 {layer}；它的前向计算把这个 {got} 交给了 torch，"
+              "而 torch 在这里需要 {want}。",
+    },
+    "arguments.layer.why": {
+        "en": "The layer accepted the value when it was built; torch checks its type only when the layer runs.",
+        "zh": "构建层时并不检查这个值；torch 只在层运行时才检查它的类型。",
+    },
+    "arguments.layer.fix": {
+        "en": "Build the layer with `{code}` on line {lineno}",
+        "zh": "在第 {lineno} 行用 `{code}` 构建该层",
+    },
 }

@@ -20,6 +20,7 @@ from .given import UNKNOWN, Given, given, local_value
 from ..plain import worker_error
 from .collated import in_worker, uncollatable
 from .message import INDEX_RANGE, BadArgument, parse_bad_argument
+from .layer_value import layer_value, layer_value_card
 from .misbound import misbound, misbound_card
 
 KIND = "argument-type"
@@ -51,7 +52,8 @@ class Origin:
 ), fix="item 0 of what an nn.LSTM / GRU / MultiheadAttention returns (`self.lstm(x)[0]`), a transformers "
        "output's tensor (`.logits`), the missing `return` of a forward, `x.size()` for `x.size`, `model.to(device)` "
        "for `model(device)`, `torch.as_tensor(...)` around a NumPy array or a list of numbers, `//` for a size "
-       "made by `/`, `labels=labels` for a value passed by position into another parameter")
+       "made by `/`, `labels=labels` for a value passed by position into another parameter, `bool(...)` / "
+       "`//` / `int(...)` on the keyword a torch layer was built with")
 def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
     """A torch function, layer or model handed a value of the wrong type."""
     wrong = misbound(ctx)
@@ -59,6 +61,9 @@ def argument_type(ctx: RuleContext, err: BadArgument) -> Optional[Diagnosis]:
         return misbound_card(ctx, wrong, KIND)
     if err.got == INDEX_RANGE:
         return None  # NB: an id past an embedding's table, passed where it was meant to go: the generic card's
+    built = layer_value(ctx, err)
+    if built is not None:
+        return layer_value_card(ctx, built, KIND)
     if err.function == "default_collate":
         return uncollatable(ctx, err)
     if worker_error(ctx.error_message):

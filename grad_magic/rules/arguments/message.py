@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import List, Optional
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
 
 # torch/csrc/utils/python_arg_parser.cpp, torch 1.x ... 2.13:
 #   "linear(): argument 'input' (position 1) must be Tensor, not tuple"
@@ -39,6 +39,10 @@ class BadArgument:
     position: Optional[int]
     want: str
     got: str  # torch's name of the value's type: "tuple", "NoneType", "numpy.ndarray", "torch.device"
+    # NB: every argument torch marks as the wrong type in its first form, and what that form takes at each
+    # position: a layer's own argument is often not the first one marked (layer_value.py)
+    marked: Tuple[int, ...] = field(default=(), compare=False)
+    wants: Tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def got_type(self) -> str:
@@ -66,10 +70,13 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
     if m is None or marked is None:
         return None
     got = _items(m["got"])
-    for i, t in enumerate(_items(marked["types"])):
-        if t.startswith("!") and t.endswith("!") and "=" not in t and i < len(got):
-            return BadArgument(m["fn"], "", i, _wanted(message, i), t.strip("!").split(" ")[0])
-    return None
+    marks = tuple(i for i, t in enumerate(_items(marked["types"]))
+                  if t.startswith("!") and t.endswith("!") and "=" not in t and i < len(got))
+    if not marks:
+        return None
+    i, types = marks[0], _items(marked["types"])
+    wants = tuple(_wanted(message, j) for j in range(len(got)))
+    return BadArgument(m["fn"], "", i, _wanted(message, i), types[i].strip("!").split(" ")[0], marks, wants)
 
 
 def _short(form: str, most: int = 3) -> str:
@@ -97,4 +104,5 @@ def _wanted(message: str, index: int) -> str:
     params = [p.strip() for p in m["params"].split(",")] if m else []
     if index >= len(params) or params[index] == "*":
         return "Tensor"
-    return params[index].rsplit(" ", 1)[0] if " " in params[index] else params[index]
+    param = params[index].split(" = ", 1)[0].strip()  # NB: `tuple of ints stride = 1`: the default left out
+    return param.rsplit(" ", 1)[0] if " " in param else param

@@ -301,3 +301,12 @@ def test_a_layer_built_with_a_number_of_the_wrong_kind_is_fixed_where_it_was_bui
     assert (1, 7) in lines_of(d) and "was built with" in d.title
     fixed = fix_runs_clean(shell, cells, d)
     assert f"        self.layer = {edited}  # the layer\n" in fixed[0]
+
+
+def test_a_position_only_one_of_torchs_forms_refuses_is_not_blamed_on_the_layer(shell):
+    # NB: a hidden state stacked into one tensor: lstm()'s packed form reads num_layers=1 where it takes a bool
+    # (has_biases), its other form takes that int; the layer was built right (c3's Manhattan LSTM)
+    cells = [_net("nn.LSTM(4, 3, num_layers=1)", "self.layer(x, torch.zeros(2, 1, 2, 3))"),
+             "%%gradcheck\nnet = Net()\nout = net(torch.randn(5, 2, 4))\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert "was built with" not in d.title and (d.fix is None or "bool(" not in d.fix.source)

@@ -70,13 +70,21 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
     if m is None or marked is None:
         return None
     got = _items(m["got"])
-    marks = tuple(i for i, t in enumerate(_items(marked["types"]))
-                  if t.startswith("!") and t.endswith("!") and "=" not in t and i < len(got))
+    marks = _marks(marked["types"], len(got))
     if not marks:
         return None
     i, types = marks[0], _items(marked["types"])
     wants = tuple(_wanted(message, j) for j in range(len(got)))
-    return BadArgument(m["fn"], "", i, _wanted(message, i), types[i].strip("!").split(" ")[0], marks, wants)
+    # NB: `marked`: the positions every form torch lists refuses (a position only one form refuses is that
+    # form's reading of arguments meant for another: lstm()'s packed form reads num_layers as has_biases)
+    every = set(marks).intersection(*(_marks(f["types"], len(got)) for f in MARKED.finditer(message)))
+    return BadArgument(m["fn"], "", i, _wanted(message, i), types[i].strip("!").split(" ")[0],
+                       tuple(sorted(every)), wants)
+
+
+def _marks(types: str, count: int) -> Tuple[int, ...]:
+    return tuple(i for i, t in enumerate(_items(types))
+                 if t.startswith("!") and t.endswith("!") and "=" not in t and i < count)
 
 
 def _short(form: str, most: int = 3) -> str:

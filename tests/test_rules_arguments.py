@@ -310,3 +310,25 @@ def test_a_position_only_one_of_torchs_forms_refuses_is_not_blamed_on_the_layer(
              "%%gradcheck\nnet = Net()\nout = net(torch.randn(5, 2, 4))\n"]
     d = card_of(shell, cells, "argument-type", raises=TypeError)
     assert "was built with" not in d.title and (d.fix is None or "bool(" not in d.fix.source)
+
+
+def test_a_float_size_unpacked_from_view_is_parsed():
+    x = torch.randn(2, 3, 4)
+    err = parse_bad_argument(_message(lambda: x.view(2, 3, 4.0)))
+    assert (err.function, err.position, err.got) == ("view", 2, "float")
+
+
+def test_a_size_kept_on_self_made_by_true_division_is_divided_with_floor_division_where_it_is_made(shell):
+    cells = ["import torch\nimport torch.nn as nn\n\n"
+             "class Skip(nn.Module):\n"
+             "    def __init__(self, window=12, skip=4):\n"
+             "        super().__init__()\n"
+             "        self.periods = window / skip  # periods per window\n"
+             "        self.skip = skip\n\n"
+             "    def forward(self, x):\n"
+             "        return x.view(x.size(0), self.periods, self.skip).sum(1)\n",
+             "%%gradcheck\nnet = Skip()\nout = net(torch.randn(2, 12))\n"]
+    d = card_of(shell, cells, "argument-type", raises=TypeError)
+    assert (1, 7) in lines_of(d)
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "        self.periods = window // skip  # periods per window\n" in fixed[0]

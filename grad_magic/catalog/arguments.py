@@ -109,6 +109,12 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "{argument} 是用 `/` 算出的，在 Python 3 中 `/` 总是得到浮点数（即使是 8 / 4）；而大小必须是整数。`//` 做除法"
               "并保持整数。",
     },
+    "arguments.why.division_made": {
+        "en": "{argument} was made with `/` on line {lineno}, which always gives a float in Python 3; a size must "
+              "be a whole number. `//` divides and keeps an int.",
+        "zh": "{argument} 是第 {lineno} 行用 `/` 算出的，在 Python 3 中 `/` 总是得到浮点数；而大小必须是整数。"
+              "`//` 做除法并保持整数。",
+    },
     "arguments.fix.floordiv": {
         "en": "Divide with `//` on line {lineno}: a size is a whole number",
         "zh": "在第 {lineno} 行改用 `//` 做除法：大小必须是整数",

@@ -14,7 +14,7 @@ from ...edits import make_fix
 from ...model import ERROR, Diagnosis, Fix, TextEdit
 from ..context import RuleContext
 from ..kit import function_around, module_parameters, quote, torch_name
-from ..places import Place, function_place, method_place, returned, with_lines
+from ..places import Place, function_place, method_place, returned, self_assignments, with_lines
 from ..registry import rule
 from .given import UNKNOWN, Given, given, local_value
 from ..plain import worker_error
@@ -119,6 +119,9 @@ def _origin(ctx: RuleContext, g: Given, err: BadArgument) -> Origin:
         return Origin("arguments.why.numbers", {}, fix=_wrapped(ctx, g, node, value))
     if err.got == "float" and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         return Origin("arguments.why.division", {}, fix=_floor_division(ctx, g, node, err.function))
+    divided = _divided(ctx, g, node) if err.got == "float" and err.want.endswith("int") else None
+    if divided is not None:
+        return divided
     if isinstance(node, ast.Call) and value is not UNKNOWN:
         return _made_by(ctx, g, node, node, value)  # NB: `loss_fn(net(x), y)`: the value is what the call gave
     if isinstance(node, ast.BinOp):  # NB: `feature_matrix * 100` on a tuple repeats it: the tuple is the operand
@@ -152,6 +155,34 @@ def _floor_division(ctx: RuleContext, g: Given, node: ast.BinOp, function: str) 
         at = left_end + between.index("/")
         edits.append(TextEdit(at, at + 1, "//"))
     return make_fix(source, edits, ctx.say("arguments.fix.floordiv", lineno=node.lineno))
+
+
+def _divided(ctx: RuleContext, g: Given, node: Optional[ast.AST]) -> Optional[Origin]:
+    """A float size held in a name or in `self.X`, made by a `/` where it was assigned (the call's own function
+    for a name; the `__init__` of the object for an attribute, an earlier cell's usually): `//` there."""
+    made: Optional[ast.AST] = None
+    place: Optional[Place] = None
+    if isinstance(node, ast.Name):
+        made = _assigned(ctx, g, node.id)
+        place = Place(ctx, g.tree, made) if made is not None else None
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        owner = local_value(g, node.value)
+        init = method_place(ctx, type(owner), "__init__") if owner is not UNKNOWN else None
+        found = [a for a in self_assignments(init, node.attr) if isinstance(a, ast.Assign)] if init else []
+        made = found[0] if len(found) == 1 else None
+        place = Place(init.ctx, init.tree, made) if made is not None else None
+    value = getattr(made, "value", None)
+    if place is None or not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Div):
+        return None
+    source = place.ctx.record.source
+    _, left_end = node_span(source, value.left)
+    right_start, _ = node_span(source, value.right)
+    between = source[left_end:right_start]
+    if between.count("/") != 1:
+        return None
+    at = left_end + between.index("/")
+    fix = make_fix(source, [TextEdit(at, at + 1, "//")], place.ctx.say("arguments.fix.floordiv", lineno=made.lineno))
+    return Origin("arguments.why.division_made", {"lineno": made.lineno}, place, fix)
 
 
 def _trailing_comma(ctx: RuleContext, stmt: ast.AST) -> bool:

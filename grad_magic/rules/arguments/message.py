@@ -14,6 +14,10 @@ from typing import List, Optional, Tuple
 #   "expected Tensor as element 0 in argument 0, but got list" (torch.stack / cat of a list holding a non-tensor)
 ONE = re.compile(r"(?P<fn>\w+)\(\): argument '(?P<arg>\w+)' \(position (?P<pos>\d+)\) must be (?P<want>[\w .]+?), "
                  r"(?:not|but found element of type) (?P<got>[\w.]+)")
+#   "view(): argument 'size' failed to unpack the object at pos 3 with error \"type must be tuple of ints,but got
+#    float\"" (sizes given one by one, one of them a float; pos counts from 1)
+UNPACK = re.compile(r"(?P<fn>\w+)\(\): argument '(?P<arg>\w+)' failed to unpack the object at pos (?P<pos>\d+) "
+                    r"with error \"type must be (?P<want>[\w .]+?),\s*but got (?P<got>[\w.]+)\"")
 COMBINATION = re.compile(r"(?P<fn>\w+)\(\) received an invalid combination of arguments - got \((?P<got>.*)\), but")
 MARKED = re.compile(r"invalid types: \((?P<types>[^\n]*)\)")
 #   "view() received an invalid combination of arguments - got (float, int), but expected one of:\n * (torch.dtype
@@ -56,6 +60,9 @@ def parse_bad_argument(message: str) -> Optional[BadArgument]:
     m = UNCOLLATABLE.search(message)
     if m is not None:
         return BadArgument("default_collate", "batch", None, m["want"], m["got"])
+    m = UNPACK.search(message)
+    if m is not None:
+        return BadArgument(m["fn"], "", int(m["pos"]) - 1, "int", m["got"])
     m = ONE.search(message)
     if m is not None:
         return BadArgument(m["fn"], m["arg"], int(m["pos"]) - 1, m["want"], m["got"])

@@ -20,7 +20,7 @@ from .given import UNKNOWN, Given, given, local_value
 from ..plain import worker_error
 from .collated import in_worker, uncollatable
 from .message import INDEX_RANGE, BadArgument, parse_bad_argument
-from .layer_value import layer_value, layer_value_card
+from .layer_value import floor_division_edit, layer_value, layer_value_card
 from .misbound import misbound, misbound_card
 
 KIND = "argument-type"
@@ -145,15 +145,9 @@ def _floor_division(ctx: RuleContext, g: Given, node: ast.BinOp, function: str) 
     same = [a for c in ast.walk(scope) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
             and c.func.attr == function for a in c.args if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div)] \
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
-    edits = []
-    for division in [node, *(a for a in same if a is not node)]:
-        _, left_end = node_span(source, division.left)
-        right_start, _ = node_span(source, division.right)
-        between = source[left_end:right_start]
-        if between.count("/") != 1:
-            return None
-        at = left_end + between.index("/")
-        edits.append(TextEdit(at, at + 1, "//"))
+    edits = [floor_division_edit(source, division) for division in [node, *(a for a in same if a is not node)]]
+    if None in edits:
+        return None
     return make_fix(source, edits, ctx.say("arguments.fix.floordiv", lineno=node.lineno))
 
 
@@ -171,17 +165,10 @@ def _divided(ctx: RuleContext, g: Given, node: Optional[ast.AST]) -> Optional[Or
         found = [a for a in self_assignments(init, node.attr) if isinstance(a, ast.Assign)] if init else []
         made = found[0] if len(found) == 1 else None
         place = Place(init.ctx, init.tree, made) if made is not None else None
-    value = getattr(made, "value", None)
-    if place is None or not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Div):
+    edit = floor_division_edit(place.ctx.record.source, made.value) if place is not None else None
+    if edit is None:
         return None
-    source = place.ctx.record.source
-    _, left_end = node_span(source, value.left)
-    right_start, _ = node_span(source, value.right)
-    between = source[left_end:right_start]
-    if between.count("/") != 1:
-        return None
-    at = left_end + between.index("/")
-    fix = make_fix(source, [TextEdit(at, at + 1, "//")], place.ctx.say("arguments.fix.floordiv", lineno=made.lineno))
+    fix = make_fix(place.ctx.record.source, [edit], place.ctx.say("arguments.fix.floordiv", lineno=made.lineno))
     return Origin("arguments.why.division_made", {"lineno": made.lineno}, place, fix)
 
 

@@ -131,14 +131,24 @@ def layer_value_card(ctx: RuleContext, found: LayerValue, kind: str) -> Diagnosi
 def _fix(at: RuleContext, source: str, node: ast.expr, found: LayerValue) -> Optional[Fix]:
     start, end = node_span(source, node)
     text = source[start:end]
-    if found.want == "bool":
-        new = f"bool({text})"
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        left_end = node_span(source, node.left)[1]
-        right_start = node_span(source, node.right)[0]
-        between = source[left_end:right_start]
-        new = text[:left_end - start] + between.replace("/", "//", 1) + text[right_start - start:]
+    division = floor_division_edit(source, node) if found.want != "bool" else None
+    if division is not None:
+        edit = division
+        new = text[:division.start - start] + "//" + text[division.end - start:]
     else:
-        new = f"int({text})"
-    return make_fix(source, [TextEdit(start, end, new)], at.say("arguments.layer.fix", lineno=node.lineno,
-                                                                code=new))
+        new = f"bool({text})" if found.want == "bool" else f"int({text})"
+        edit = TextEdit(start, end, new)
+    return make_fix(source, [edit], at.say("arguments.layer.fix", lineno=node.lineno, code=new))
+
+
+def floor_division_edit(source: str, node: ast.AST) -> Optional[TextEdit]:
+    """`a / b` -> `a // b`: the operator between the operands, nothing else (None: not one `/` there)."""
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Div):
+        return None
+    _, left_end = node_span(source, node.left)
+    right_start, _ = node_span(source, node.right)
+    between = source[left_end:right_start]
+    if between.count("/") != 1:
+        return None
+    at = left_end + between.index("/")
+    return TextEdit(at, at + 1, "//")

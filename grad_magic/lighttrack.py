@@ -264,8 +264,10 @@ def _wrap(original: Callable[..., Any], name: str, kernel: bool) -> Callable[...
             repeats = REPEATS
             if frame.f_lasti == repeats.lasti and frame.f_code is repeats.code and args and \
                     args[0] is repeats.target() and repeats.thread == get_ident():
-                repeats.count += 1
-                if repeats.count & (repeats.count - 1):  # NB: not a power of two: counted, not recorded
+                count = repeats.count = repeats.count + 1
+                if count & (count - 1):  # NB: not a power of two: counted, not recorded
+                    if not kwargs and not _has_torch_function(args):
+                        return original(*args)  # NB: `**kwargs` would build a dict at each call of a loop
                     return original(*args, **kwargs) if not _has_torch_function(args) else \
                         _handle_torch_function(original, args, *args, **kwargs)
             caller = frame.f_code

@@ -54,6 +54,9 @@ class Birth:
     inputs: Tuple[Input, ...] = field(repr=False)
     keywords: Tuple[str, ...] = ()
     grad: bool = True  # grad mode was on when the op ran (off: under torch.no_grad() / inference_mode())
+    # NB: a `torch.stack` of samples along a new dimension 0 (a DataLoader's collate): how many. A walk that
+    # finds no input carrying the batch's property goes on into a sample, the property read per sample
+    stacked: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Origin:
     birth: Optional[Birth]
     root: Optional[torch.Tensor]
     path: Tuple[Birth, ...]
+    sampled: bool = False  # the walk went on from a batch into one of the samples stacked into it
 
 
 def meta_of(t: torch.Tensor) -> Meta:
@@ -100,7 +104,7 @@ class Lineage:
             return  # NB: an op that returns its input (in place, `x.to(x.device)`): not a birth
         inputs = tuple(self._input(t) for t in read)
         birth = Birth(name, frames, inputs, tuple(k for k, v in kwargs.items() if v is not None),
-                      torch.is_grad_enabled())
+                      torch.is_grad_enabled(), _stacked(name, args, kwargs, made[0]))
         births, layouts = self._births, self._layouts
         for t in made:
             births.pop(id(t), None)
@@ -166,24 +170,32 @@ class Lineage:
         if birth is None:
             return Origin(None, t, ())
         path: List[Birth] = []
+        sampled = False
         for _ in range(MAX_HOPS):
             path.append(birth)
             nxt = next((i for i in birth.inputs if _safe(carries, i.meta)), None)
+            if nxt is None and birth.stacked:
+                # NB: only a property the batch's size does not decide (a sample's own shape, dtype): that one
+                # the samples carry; a batch of 32 is the stack's doing
+                per_sample, other = _per_sample(carries, birth.stacked), _per_sample(carries, birth.stacked + 1)
+                nxt = next((i for i in birth.inputs if _safe(per_sample, i.meta) and _safe(other, i.meta)), None)
+                carries = per_sample if nxt is not None else carries
             if nxt is None:
-                return Origin(birth, None, tuple(path))
+                return Origin(birth, None, tuple(path), sampled)
+            sampled = sampled or birth.stacked > 0
             if nxt.parent is None:
                 root = nxt.ref() if nxt.ref is not None else None
                 if root is None:  # NB: a temporary an unseen op made on this line (`torch.from_numpy(a)`)
-                    return Origin(birth, None, tuple(path))
+                    return Origin(birth, None, tuple(path), sampled)
                 alias = self.alias_birth(root)
                 if alias is None or any(alias is b for b in path):
-                    return Origin(None, root, tuple(path))
+                    return Origin(None, root, tuple(path), sampled)
                 birth = alias
                 continue
             if any(nxt.parent is b for b in path):
                 break
             birth = nxt.parent
-        return Origin(birth, None, tuple(path))
+        return Origin(birth, None, tuple(path), sampled)
 
 
     def changed_leaves(self, t: torch.Tensor) -> List[torch.Tensor]:
@@ -212,6 +224,22 @@ class Lineage:
                 return b
             queue.extend(i.parent for i in b.inputs if i.parent is not None and not i.meta.requires_grad)
         return None
+
+
+def _stacked(name: str, args: tuple, kwargs: dict, made: torch.Tensor) -> int:
+    """How many samples a `torch.stack(samples)` along dimension 0 put in `made`; 0 for any other op."""
+    if name != "stack" or not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+        return 0
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    first = args[0][0]
+    if dim != 0 or not isinstance(first, torch.Tensor) or tuple(made.shape) != (len(args[0]), *first.shape):
+        return 0
+    return len(args[0])
+
+
+def _per_sample(carries: Callable[[Meta], bool], n: int) -> Callable[[Meta], bool]:
+    """`carries` read of one of `n` samples stacked along a new dimension 0: of the batch it would make."""
+    return lambda m: carries(Meta(m.device, m.dtype, (n, *m.shape), m.requires_grad, m.version))
 
 
 def _layout(t: torch.Tensor) -> Optional[Tuple[Any, ...]]:

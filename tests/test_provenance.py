@@ -208,3 +208,52 @@ def test_a_loss_made_anew_from_item_numbers_marks_where_the_numbers_were_taken(s
              "%%gradcheck\nstep_loss(torch.randn(4, 3)).backward()\n"]
     d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
     assert (1, 7) in lines_of(d)
+
+
+LABELS_DATASET = """import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        x = torch.randn(4)
+        label = torch.FloatTensor([i % 3])
+        return x, label
+
+
+loader = DataLoader(Pairs(), batch_size=4)
+head = torch.nn.Linear(4, 3)
+"""
+
+
+def test_a_batch_is_followed_into_the_datasets_line_that_made_its_field(shell):
+    """The labels' odd shape per sample ((1,): a list of one) came from the Dataset; the collate only stacked
+    them. No op the run saw made them (a legacy constructor), so the line is the one that bound the field
+    `__getitem__` returns -- found from which name of the `for` target holds the batch."""
+    cells = [LABELS_DATASET,
+             "%%gradcheck\nfor i, (xb, labels) in enumerate(loader):\n"
+             "    loss = torch.nn.functional.binary_cross_entropy_with_logits(head(xb), labels)\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (1, 11) in lines_of(d), lines_of(d)
+
+
+def test_a_batch_size_is_the_loaders_not_a_samples(shell):
+    """A property only the batch's size decides is not followed into the samples: the stack gave it."""
+    lineage = Lineage()
+    samples = [torch.ones(3) for _ in range(4)]
+    batch = _record(lineage, torch.stack, samples)
+    found = lineage.origin(batch, lambda m: m.shape[0] == 4)
+    assert found.birth is not None and found.birth.op == "stack" and not found.sampled
+    found = lineage.origin(batch, lambda m: m.shape[-1:] == (3,))
+    assert found.sampled
+
+
+def test_a_dict_batch_is_followed_into_the_key_the_dataset_returns(shell):
+    cells = [LABELS_DATASET.replace("        return x, label\n", "        return {'x': x, 'y': label}\n"),
+             "%%gradcheck\nfor batch in loader:\n"
+             "    loss = torch.nn.functional.binary_cross_entropy_with_logits(head(batch['x']), batch['y'])\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (1, 11) in lines_of(d), lines_of(d)

@@ -20,6 +20,7 @@ from ..model import Diagnosis
 from ..provenance import MAX_HOPS, Birth, Meta, meta_of
 from .context import RuleContext
 from .places import global_assignment, root, view_on, with_lines
+from .samples import field_line
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,13 @@ def born(ctx: RuleContext, tensor: torch.Tensor, carries: Callable[[Meta], bool]
     if found.birth is not None:
         for filename, lineno in found.birth.frames[:1]:
             at = view_on(top, filename, lineno)
-            return Born(at, lineno, found.birth) if at is not None else None
+            if at is None:
+                return None
+            batch = lineage.made(found.birth) if found.sampled and found.birth.stacked else None
+            field = field_line(at, lineno, batch) if batch is not None else None
+            if field is not None:  # NB: the samples carry it, and no op of the user's that the run saw made them
+                return Born(field[0], field[1], None)
+            return Born(at, lineno, found.birth)
         return None
     if found.root is None:
         return None

@@ -85,7 +85,8 @@ def _origin(ctx: RuleContext, d: Diagnosis, given: ConvInput) -> Diagnosis:
     if given.layout is Layout.LAYER or not operands:
         return d
     shape = given.shape
-    found = born(ctx, operands[0], lambda m: tuple(m.shape) == shape)
+    # NB: each image's own layout, whatever the batch's size: a collated batch is followed into its samples
+    found = born(ctx, operands[0], lambda m: tuple(m.shape[1:]) == shape[1:] and len(m.shape) == len(shape))
     if found is None or (found.at.record is ctx.record and found.lineno == ctx.record.error_lineno):
         return d
     said = found.at.say("channels.origin", lineno=found.lineno, shape=shape_text(shape),

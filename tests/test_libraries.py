@@ -276,3 +276,22 @@ def test_lightning_validate_whose_step_never_turns_grad_on_gets_the_card_without
     d = grad_magic.last_diagnosis()
     assert d.kind == "inference-tensor-backward" and d.fix is None
     assert "torch.enable_grad()" in d.why
+
+
+@pytest.mark.parametrize("returned,title,value", [
+    ("{'train_loss': loss, 'log': {'train_loss': loss}}", "no 'loss' key", "`{'train_loss': ..., 'log': ...}`"),
+    ("sum([])", "cannot train on", "`0`"),
+])
+def test_lightning_refusing_what_training_step_returned_marks_the_return(shell, returned, title, value):
+    """Lightning's own words (not torch's): the generic card says them plainly, shows the value Lightning read in
+    its frame, and marks the user's return line that gave it (the module found on the traceback by its class)."""
+    module = LIT_MODULE.format(bug="").replace("        h += 1.0\n", "").replace(
+        "        return torch.nn.functional.cross_entropy(logits, y)\n",
+        f"        loss = torch.nn.functional.cross_entropy(logits, y)\n        return {returned}\n")
+    run(shell, module)
+    result = run(shell, TRAINER)
+    assert type(result.error_in_exec).__name__ == "MisconfigurationException", result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "generic" and title in d.title, d.title
+    assert value in d.why and "tensors named on the failing line" not in d.why, d.why
+    assert [(sl.lineno, sl.function) for sl in d.lines if sl.elsewhere] == [(13, "Lit.training_step")], _lines(d)

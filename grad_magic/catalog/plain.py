@@ -291,6 +291,30 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "工作进程在没有报告错误的情况下结束：通常是共享内存不足（Docker、Colab），或因内存占用过多被终止。设置 "
               "`num_workers=0` 后数据加载在本进程中进行，其中的错误会显示在这里。",
     },
+    "plain.step_no_loss.title": {
+        "en": "Lightning found no 'loss' key in the dict `training_step` returned",
+        "zh": "Lightning 在 `training_step` 返回的 dict 里找不到 'loss' 键",
+    },
+    "plain.step_no_loss.means": {
+        "en": "With automatic optimization Lightning calls backward() on the value under the key 'loss' of the "
+              "dict `training_step` returns. Return the loss under 'loss'; other keys may stay.",
+        "zh": "自动优化时，Lightning 对 `training_step` 返回的 dict 中 'loss' 键下的值调用 backward()。"
+              "请把损失放在 'loss' 键下返回；其他键可以保留。",
+    },
+    "plain.step_output.title": {
+        "en": "`training_step` returned something Lightning cannot train on",
+        "zh": "`training_step` 返回了 Lightning 无法用于训练的值",
+    },
+    "plain.step_output.means": {
+        "en": "With automatic optimization `training_step` must return the loss tensor, a dict holding it under "
+              "'loss', or None to skip the batch. A number (a sum over an empty set of losses is 0) has no graph.",
+        "zh": "自动优化时，`training_step` 必须返回损失张量、在 'loss' 键下含有损失的 dict，或返回 None 跳过该批次。"
+              "一个数（对空的损失集合求和得到 0）没有计算图。",
+    },
+    "plain.step_returned": {
+        "en": "It returned {value}.",
+        "zh": "它返回了 {value}。",
+    },
     "plain.none_attribute.title": {
         "en": "None where an object with `.{attr}` was expected",
         "zh": "需要带 `.{attr}` 的对象，得到的却是 None",

@@ -9,7 +9,9 @@ from __future__ import annotations
 from .. import catalog
 from ..model import ERROR, Diagnosis
 from .context import RuleContext
+from .places import with_lines
 from .plain import fill, library_call, plain_words, worker_error
+from .step_output import STEP_WORDS, step_returns
 
 
 def generic(ctx: RuleContext) -> Diagnosis:
@@ -35,7 +37,13 @@ def generic(ctx: RuleContext) -> Diagnosis:
         summary = ctx.say(f"plain.{name}.means", **fill(params))
     else:
         title, summary = ctx.say("generic.title", error_type=error_type), ctx.say("generic.summary")
-    return view.diagnosis(
+    step = step_returns(ctx, words[0]) if words is not None and words[0] in STEP_WORDS else None
+    if step is not None:  # NB: no tensor on the fit() line is to blame: what the step returned is
+        why = catalog.sentences([ctx.say("plain.step_returned", value=step[2]),
+                                 view.say("generic.via", call=call) if call else ""], ctx.language)
+    d = view.diagnosis(
         "generic", ERROR, title=title, summary=summary,
         what=ctx.say("generic.what", error_type=error_type, error_message=ctx.error_message),
         why=why, where=view.where(lineno), lines=[lineno], names=[t.name for t in tensors], tensors=tensors)
+    # NB: Lightning refused what the user's training_step returned: its return lines are where that was made
+    return with_lines(d, step[0].ctx, step[1]) if step is not None else d

@@ -64,6 +64,11 @@ PLAIN: List[Tuple[str, "re.Pattern[str]"]] = [(name, re.compile(pattern)) for na
     ("not_callable", r"^'(?P<type>\w+)' object is not callable"),
     ("unpack", r"^not enough values to unpack \(expected (?P<want>\d+), got (?P<got>\d+)\)"),
     ("unpack", r"^too many values to unpack \(expected (?P<want>\d+)(?:, got (?P<got>\d+))?\)"),
+    # Lightning's automatic optimization reading what `training_step` returned (lightning 1.5 ... 2.6; before
+    # 1.1: "No `loss` value in the dictionary returned from `model.training_step()`")
+    ("step_no_loss", r"when `training_step` returns a dict, the 'loss' key needs to be present"),
+    ("step_no_loss", r"No `loss` value in the dictionary returned from `model\.training_step\(\)`"),
+    ("step_output", r"`training_step` must return a Tensor, a dict, or None"),
 ]]
 
 # the message torch wraps around an error a DataLoader worker raised (torch/_utils.py ExceptionWrapper.reraise)

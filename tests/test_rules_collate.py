@@ -122,3 +122,16 @@ def test_lists_of_token_ids_of_different_lengths(shell):
     d = card_of(shell, [data, "loader = DataLoader(items, batch_size=2)\n", loop], "collate-unequal-sizes",
                 raises=RuntimeError)
     assert d.fix is None
+
+
+def test_the_datasets_line_that_made_the_unequal_field_is_marked(shell):
+    """default_collate's frames say which field it was stacking (item 1 of the samples); the Dataset's
+    `__getitem__` makes that field on one line, marked before its return."""
+    cells = ["import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Crops(Dataset):\n"
+             "    def __len__(self):\n        return 4\n\n    def __getitem__(self, i):\n"
+             "        label = i % 2\n        image = torch.zeros(3, 8 + i, 8)\n        return label, image\n\n\n"
+             "loader = DataLoader(Crops(), batch_size=2)\n",
+             "%%gradcheck\nfor labels, images in loader:\n    print(images.shape)\n"]
+    d = card_of(shell, cells, "collate-unequal-sizes", raises=RuntimeError)
+    marked = [(sl.cell, sl.lineno) for sl in d.lines if sl.cell == 1]
+    assert marked == [(1, 15), (1, 11), (1, 12)], lines_of(d)  # NB: the loader, the field, the return

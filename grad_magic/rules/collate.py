@@ -29,6 +29,7 @@ from ..model import ERROR, Diagnosis, Fix, TextEdit
 from .context import RuleContext, dotted_names
 from .kit import lookup, quote, torch_name
 from .places import Place, getitem_of, global_assignment, returned, root, with_lines
+from .samples import field_made_at
 from .registry import rule
 
 KIND = "collate-unequal-sizes"
@@ -271,7 +272,7 @@ def collate_unequal_sizes(ctx: RuleContext, err: Unequal) -> Optional[Diagnosis]
         d = with_lines(d, ctx, [lineno])
     elif built is not None:
         d = with_lines(d, built.ctx, _call_lines(built))
-    return _getitem_marked(ctx, d, loader)
+    return _getitem_marked(ctx, d, loader, field)
 
 
 def _call_lines(built: Place) -> List[int]:
@@ -286,10 +287,12 @@ def _field_said(ctx: RuleContext, field: Optional[Field]) -> str:
     return ctx.say("collate.field", field="".join(f"[{k!r}]" for k in field.path))
 
 
-def _getitem_marked(ctx: RuleContext, d: Diagnosis, loader: Any) -> Diagnosis:
-    """`d` with the `return` lines of the Dataset's `__getitem__`, where each sample gets its shape."""
+def _getitem_marked(ctx: RuleContext, d: Diagnosis, loader: Any, field: Optional[Field]) -> Diagnosis:
+    """`d` with the `return` lines of the Dataset's `__getitem__`, where each sample gets its shape; first the
+    line that made the field default_collate was stacking, where the run read which one it was."""
     place = getitem_of(ctx, loader)
     if place is None:
         return d
+    made = field_made_at(place, field.path[:1]) if field is not None and len(field.path) <= 1 else None
     lines = [v.lineno for v in returned(place)][:2]
-    return with_lines(d, place.ctx, lines or [place.node.lineno])
+    return with_lines(d, place.ctx, ([made] if made is not None else []) + (lines or [place.node.lineno]))

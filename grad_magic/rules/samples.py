@@ -38,11 +38,17 @@ def field_line(view: RuleContext, lineno: int, batch: torch.Tensor) -> Optional[
              for inner, value in _held(lookup(view, node)) if value is batch]
     if len(paths) != 1 or (enumerated and paths[0][:1] != (1,)):
         return None
-    path = paths[0][1:] if enumerated else paths[0]
+    line = field_made_at(place, paths[0][1:] if enumerated else paths[0])
+    return (place.ctx, line) if line is not None else None
+
+
+def field_made_at(place: Place, path: Path) -> Optional[int]:
+    """The line of `__getitem__` (`place`) that made field `path` of the samples it returns (() the whole
+    sample; (1,) item 1 of a tuple; ('y',) a dict's 'y'), when every `return` gives it from one line."""
     items = [_item(value, path[0]) for value in returned(place)] if len(path) == 1 else \
         returned(place) if not path else []
     lines = {_made_line(place, item) if item is not None else None for item in items}
-    return (place.ctx, lines.pop()) if len(lines) == 1 and None not in lines else None
+    return lines.pop() if len(lines) == 1 and None not in lines else None
 
 
 def _held(value: Any) -> Iterator[Tuple[Path, Any]]:

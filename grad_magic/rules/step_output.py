@@ -16,6 +16,7 @@ import torch
 
 from .context import RuleContext
 from .places import Place, method_place, returned
+from .tb import entries_of
 
 STEP_WORDS = ("step_no_loss", "step_output")
 _VALUE_NAMES = ("training_step_output", "output")  # NB: Lightning 1.1 ... 2.6, and before
@@ -25,7 +26,7 @@ def step_returns(ctx: RuleContext, words: str) -> Optional[Tuple[Place, List[int
     """(the user's `training_step`, the lines of its returns that give what Lightning refused, the value as
     code) for the generic card of Lightning's `words`; None when the traceback holds no LightningModule of the
     user's."""
-    frames = _frames(ctx.exception)
+    frames = [entry.tb_frame for entry in entries_of(ctx.exception)]
     module = next((v for f in reversed(frames) for v in _values(f) if _is_lightning_module(v)), None)
     place = method_place(ctx, type(module), "training_step") if module is not None else None
     if place is None:
@@ -38,14 +39,6 @@ def step_returns(ctx: RuleContext, words: str) -> Optional[Tuple[Place, List[int
         values = dicts or values
     lines = sorted({v.lineno for v in values})[:2] or [place.node.lineno]
     return place, lines, _shown(value)
-
-
-def _frames(exc: Optional[BaseException]) -> List[Any]:
-    found, tb = [], exc.__traceback__ if exc is not None else None
-    while tb is not None:
-        found.append(tb.tb_frame)
-        tb = tb.tb_next
-    return found
 
 
 def _values(frame: Any) -> List[Any]:

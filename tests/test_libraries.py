@@ -295,3 +295,18 @@ def test_lightning_refusing_what_training_step_returned_marks_the_return(shell, 
     assert d.kind == "generic" and title in d.title, d.title
     assert value in d.why and "tensors named on the failing line" not in d.why, d.why
     assert [(sl.lineno, sl.function) for sl in d.lines if sl.elsewhere] == [(13, "Lit.training_step")], _lines(d)
+
+
+def test_lightning_float64_samples_say_which_line_made_them_without_an_empty_name(shell):
+    """The Dataset returns NumPy float64 arrays and Lightning's loop collates them: no name of the user's holds
+    the batch, and the sentence about where it was made names the cell line that ran the loop (once `` ``)."""
+    module = LIT_MODULE.format(bug="").replace("        h += 1.0\n", "").replace(
+        "data = DataLoader(TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,))), batch_size=8)\n",
+        "import numpy as np\n\nclass Rows(torch.utils.data.Dataset):\n    def __len__(self):\n        return 16\n"
+        "    def __getitem__(self, i):\n        return np.zeros(8), i % 2\n\ndata = DataLoader(Rows(), batch_size=8)\n")
+    run(shell, module)
+    result = run(shell, TRAINER)
+    assert isinstance(result.error_in_exec, RuntimeError), result.error_in_exec
+    d = grad_magic.last_diagnosis()
+    assert d.kind == "dtype-mismatch", d.kind
+    assert "``" not in d.why and "The float64 tensor was made by what line 4 ran" in d.why, d.why

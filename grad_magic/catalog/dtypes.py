@@ -52,6 +52,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "`{name}` ({dtype}) was last assigned on line {lineno} (`{code}`).",
         "zh": "`{name}`（{dtype}）最后一次赋值是在第 {lineno} 行（`{code}`）。",
     },
+    "dtypes.made.nameless": {
+        "en": "The {dtype} tensor was made by what line {lineno} ran (`{code}`).",
+        "zh": "这个 {dtype} 张量是第 {lineno} 行（`{code}`）运行的代码生成的。",
+    },
     "dtypes.made.append": {
         "en": "`{name}` ({dtype}) was made on line {lineno} (`{code}`).",
         "zh": "`{name}`（{dtype}）是在第 {lineno} 行（`{code}`）生成的。",

@@ -37,9 +37,11 @@ def why_made(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str) 
     """Where the cell made the tensor `name` of `dtype` (through another name for it, when so)."""
     if origin is None:
         return ctx.say("dtypes.made.unknown", name=name, dtype=dtype)
-    made = ctx.say(f"dtypes.made.{origin.how}", name=origin.name, dtype=dtype, lineno=origin.stmt.lineno,
+    # NB: a statement that binds no name the tensor has (a library's loop on `trainer.fit(...)` made the batch)
+    how = origin.how if origin.name or origin.how != "other" else "nameless"
+    made = ctx.say(f"dtypes.made.{how}", name=origin.name, dtype=dtype, lineno=origin.stmt.lineno,
                    code=ctx.record.source_line(origin.stmt.lineno).strip())
-    if origin.name != name:
+    if origin.name and name and origin.name != name:
         return catalog.sentences([ctx.say("dtypes.alias", name=name, alias=origin.name), made], ctx.language)
     return made
 

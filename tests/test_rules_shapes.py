@@ -438,3 +438,13 @@ def test_a_library_unpacking_the_shape_of_one_sample_gets_its_batch_dimension(sh
     fixed = fix_runs_clean(shell, cells, d)
     assert fixed[2] == "%%gradcheck\nout = model(ids.unsqueeze(0))\n" or fixed[2].rstrip() == \
         "%%gradcheck\nout = model(ids.unsqueeze(0))"
+
+
+def test_a_class_count_that_agrees_with_the_layer_is_not_said_to_disagree(shell):
+    """`num_classes = 2` and a 2-way head: the count explains nothing, and label 2 equals the number of outputs
+    (labels numbered from 1). The card once said "`num_classes` says there are 2 classes, but ... only 2"."""
+    cells = ["import torch\nimport torch.nn as nn\nnum_classes = 2\nmodel = nn.Linear(3, num_classes)\n",
+             "%%gradcheck\nlabels = torch.tensor([1, 2, 1, 2])\n"
+             "loss = nn.functional.cross_entropy(model(torch.randn(4, 3)), labels)\n"]
+    d = card_of(shell, cells, "target-out-of-range", raises=IndexError)
+    assert "says there are" not in d.why and "Label 2 equals the number of outputs" in d.why, d.why

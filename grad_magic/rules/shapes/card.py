@@ -373,7 +373,8 @@ def _target_card(ctx: RuleContext, loss: LossArgs, classes: Classes, err: BadTar
 
 def _labels_said(ctx: RuleContext, classes: Classes, label: Optional[int], layer: str) -> str:
     labels, count = classes.labels, classes.count
-    if labels is not None and labels.count is not None:
+    # NB: a class count that agrees with the layer explains nothing ("102 classes, but only 102 outputs")
+    if labels is not None and labels.count is not None and labels.count != count:
         if labels.lineno is not None:
             return ctx.say("shapes.target.labels_from_code", code=labels.source, lineno=labels.lineno,
                            low=labels.low, high=labels.count - 1, layer=layer, classes=count)

@@ -257,3 +257,14 @@ def test_a_dict_batch_is_followed_into_the_key_the_dataset_returns(shell):
              "    loss = torch.nn.functional.binary_cross_entropy_with_logits(head(batch['x']), batch['y'])\n"]
     d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
     assert (1, 11) in lines_of(d), lines_of(d)
+
+
+def test_a_batch_read_by_a_helpers_loop_in_another_cell_is_followed_with_other_names(shell):
+    """The same bug, every name changed and the loop in a helper of another cell: the loop's names are read in
+    the helper's frame (the traceback's), the loader is its parameter."""
+    cells = [LABELS_DATASET.replace("loader = ", "batches = "),
+             "def fit(data, net):\n    for step, (feats, ys) in enumerate(data):\n"
+             "        loss = torch.nn.functional.binary_cross_entropy_with_logits(net(feats), ys)\n",
+             "%%gradcheck\nfit(batches, head)\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert (1, 11) in lines_of(d), lines_of(d)

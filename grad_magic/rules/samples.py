@@ -10,14 +10,14 @@ or the assignment of the name it returns. May touch: the NameIndex, the cells' a
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
 import torch
 
 from ..cell import assignments_to, cell_tree, enclosing_statement
 from .context import RuleContext
 from .kit import dotted, lookup
-from .places import Place, getitem_of, returned
+from .places import Place, getitem_of, returned, root
 
 Path = Tuple[int, ...]
 
@@ -30,12 +30,13 @@ def field_line(view: RuleContext, lineno: int, batch: torch.Tensor) -> Optional[
     if not isinstance(loop, ast.For) or loop.lineno != lineno:
         return None
     iterated, enumerated = _iterated(loop.iter)
-    loader = lookup(view, iterated)
+    local = _locals(view, loop)
+    loader = _value(view, local, iterated)
     place = getitem_of(view, loader) if isinstance(loader, torch.utils.data.DataLoader) else None
     if place is None:
         return None
     paths = [path + inner for path, node in _names(loop.target, ())
-             for inner, value in _held(lookup(view, node)) if value is batch]
+             for inner, value in _held(_value(view, local, node)) if value is batch]
     if len(paths) != 1 or (enumerated and paths[0][:1] != (1,)):
         return None
     line = field_made_at(place, paths[0][1:] if enumerated else paths[0])
@@ -70,6 +71,22 @@ def _item(value: ast.expr, key: Any) -> Optional[ast.expr]:
         found = [v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == key]
         return found[0] if len(found) == 1 else None
     return None
+
+
+def _locals(view: RuleContext, loop: ast.For) -> Optional[Mapping[str, Any]]:
+    """The variables of the traceback's frame that runs `loop` (a helper's loop in an earlier cell), if any."""
+    for frame in reversed(root(view).record.frames):
+        site = frame.site
+        if site.filename == view.record.filename and loop.lineno <= site.lineno <= (loop.end_lineno or loop.lineno):
+            return frame.local_names
+    return None
+
+
+def _value(view: RuleContext, local: Optional[Mapping[str, Any]], node: Optional[ast.expr]) -> Any:
+    """What a name the loop reads holds there: the frame's variable, else the namespace's (NameIndex)."""
+    if isinstance(node, ast.Name) and local is not None and node.id in local:
+        return local[node.id]
+    return lookup(view, node)
 
 
 def _iterated(node: ast.expr) -> Tuple[Optional[ast.expr], bool]:

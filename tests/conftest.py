@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import sys
 import warnings
@@ -32,6 +33,11 @@ for _library in ("transformers", "lightning", "accelerate"):
         __import__(_library)
     except ImportError:
         pass
+# NB: the `shell` fixture's `reset()` runs IPython's displayhook flush, which calls gc.collect(): over a heap
+# holding torch, transformers and lightning that took ~0.9 s a test, half of the fast tier's time (cProfile of
+# test_rules_shapes.py, 2026-12-07). What exists now lives as long as the worker does: frozen, out of the
+# collector's sight (see also `shell`).
+gc.freeze()
 
 
 def global_state() -> dict:
@@ -69,11 +75,24 @@ def state_is_restored():
     assert global_state() == before, "a test left global torch / warnings state changed"
 
 
+_THAW = 25
+_shells = [0]
+
+
 @pytest.fixture
 def shell():
     """An IPython shell with grad_magic loaded, a clean namespace and captured display output."""
     sh = SHELL
+    # NB: reset()'s gc.collect() scans what is not frozen: without freezing, the ~280k objects the tests' lazy
+    # imports (grad_magic's rules, IPython's traceback machinery) leave alive cost ~0.3 s at every test's reset.
+    # What is alive after a collection is frozen, so the next reset scans only what one test made. A frozen
+    # object that later dies in a cycle (a traceback kept in sys.last_value until the next error) is not
+    # collected: every _THAW-th test thaws them all first, and its reset collects everything.
+    _shells[0] += 1
+    if _shells[0] % _THAW == 0:
+        gc.unfreeze()
     sh.reset(new_session=True)
+    gc.freeze()
     sh.colors = "nocolor" if hasattr(sh, "colors") else sh.colors
     sh.run_line_magic("load_ext", "grad_magic")
     publisher, sh.display_pub = sh.display_pub, CapturingDisplayPublisher()

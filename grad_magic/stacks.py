@@ -22,7 +22,7 @@ import sys
 import traceback
 import warnings
 from types import CodeType, FrameType, TracebackType
-from typing import Any, Callable, FrozenSet, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, TypeVar
 
 import torch.overrides
 
@@ -48,6 +48,7 @@ class TraceFilter:
         # NB: code objects hash by value (slow): ids
         self._codes = frozenset(id(c) for c in codes) | (outer._codes if outer else frozenset())
         self._closed = False
+        self._entries: Dict[Tuple[int, int], Tuple[CodeType, Tuple[str, int, str], str]] = {}
 
     def install(self) -> None:
         self._module.format_stack = self
@@ -57,6 +58,7 @@ class TraceFilter:
         if self._module.format_stack is self:  # NB: idempotent; a later swap by someone else is kept
             self._module.format_stack = self._previous
         self._frames = set()  # NB: no frame outlives the run through us
+        self._entries = {}
 
     def __call__(self) -> List[str]:
         if self._closed:  # NB: kept by the user past its run (saved, then put back): what it replaced, back
@@ -74,7 +76,38 @@ class TraceFilter:
         kept.reverse()
         if self._codes:
             kept = without_dispatch(kept, lambda entry: entry[0].f_code, self._codes)
-        return traceback.format_list(traceback.StackSummary.extract(iter(kept)))
+        return self._format(kept)
+
+    def _format(self, kept: List[Tuple[FrameType, int]]) -> List[str]:
+        """What `traceback.format_list(StackSummary.extract(kept))` gives, each frame's entry formatted once
+        per run: torch asks on every op of the forward pass, and the frames below the cell's loop (IPython's,
+        a test runner's) are the same each time (~4 µs a frame otherwise). A line repeated in a row (recursion,
+        which the stdlib folds into "[Previous line repeated ...]") and a `sys.tracebacklimit` take the stdlib's
+        own path. A source file edited during the run shows the line it had when first seen."""
+        if getattr(sys, "tracebacklimit", None) is not None:
+            return _as_format_stack(kept)
+        cache, out, last = self._entries, [], None
+        for frame, line in kept:
+            code = frame.f_code
+            hit = cache.get((id(code), line))
+            if hit is None:
+                summary = traceback.StackSummary.extract(iter(((frame, line),)))
+                hit = (code, (code.co_filename, line, code.co_name), summary.format_frame_summary(summary[0]))
+                cache[id(code), line] = hit  # NB: the entry holds the code: its id is not reused during the run
+            if hit[1] == last:
+                return _as_format_stack(kept)
+            last = hit[1]
+            out.append(hit[2])
+        return out
+
+
+def _as_format_stack(kept: List[Tuple[FrameType, int]]) -> List[str]:
+    """torch's `format_stack` on the stack `kept` (outermost first): `extract_stack()[:-1]`, which applies
+    `sys.tracebacklimit` to the innermost frames, its own frame (here this one) counted, then drops one."""
+    here = frame_at(0)
+    summary = traceback.StackSummary.extract(iter([(here, here.f_lineno)] + kept[::-1]))
+    summary.reverse()
+    return traceback.format_list(summary[:-1])
 
 
 def plumbing_frames(frame: FrameType) -> FrozenSet[FrameType]:

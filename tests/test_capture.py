@@ -1,6 +1,7 @@
 """The capture session, without IPython: hooks on while inside, always off after, records kept."""
 from __future__ import annotations
 
+import sys
 import warnings
 
 import pytest
@@ -347,6 +348,27 @@ def test_anomaly_traces_read_as_in_a_plain_cell(shell, cell):
     assert checked == plain
     assert torch.fx.traceback.format_stack is not None and \
         type(torch.fx.traceback.format_stack).__module__ != "grad_magic.stacks"
+
+
+def _stack_via(format_stack, depth: int):
+    """`format_stack()` called at the same line from `depth` nested calls of one function."""
+    return format_stack() if depth == 0 else _stack_via(format_stack, depth - 1)
+
+
+@pytest.mark.parametrize("depth", [0, 2, 8], ids=["flat", "repeated-twice", "recursion-folded"])
+@pytest.mark.parametrize("limit", [None, 3])
+def test_the_trace_filter_formats_as_torchs_format_stack(depth, limit, monkeypatch):
+    """The filter formats each frame once per run (a cache) and gives what the stdlib gives: the same text on
+    its first and later calls, recursion folded as "[Previous line repeated ...]", `sys.tracebacklimit` obeyed."""
+    from grad_magic.stacks import TraceFilter
+
+    if limit is not None:
+        monkeypatch.setattr(sys, "tracebacklimit", limit, raising=False)
+    plain = torch.fx.traceback.format_stack
+    trace = TraceFilter(frozenset(), frozenset())
+    expected, first, later = [_stack_via(f, depth) for f in (plain, trace, trace)]  # NB: one line: the same stack
+    assert first == later == expected
+    assert any("Previous line repeated" in entry for entry in expected) == (depth == 8 and limit is None)
 
 
 def test_a_cell_that_turns_anomaly_mode_on_itself_still_prints_its_report(shell):

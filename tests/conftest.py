@@ -8,7 +8,19 @@ import sys
 import warnings
 
 import pytest
-import torch
+
+# NB: torch runs an op on as many threads as the machine has cores, and its threads spin while they wait for
+# each other: with `-n 2` on two cores, two workers of two threads each made small ops ~10x slower (a healthy
+# case: 1.4 s alone, 27 s beside another worker; 2026-12-07). Each xdist worker, and each kernel it starts,
+# gets its share of the cores. Nothing tested depends on the count.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _WORKERS))
+
+import torch  # noqa: E402
+
+if _WORKERS > 1:
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 import torch.fx.traceback
 import torch.optim.optimizer as optimizer_module
 from IPython.core.displaypub import CapturingDisplayPublisher

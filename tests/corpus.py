@@ -86,6 +86,9 @@ def execute(nb: Any) -> Run:
     # NB: the kernel is this interpreter's (`python3` on its PATH); given to the kernel's launch, not swapped
     # in os.environ, which the other worker thread reads when it starts its kernel
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    # NB: WORKERS kernels at once, each on its share of the cores: torch's threads spin while they wait for each
+    # other, and two kernels of two threads on two cores run small ops several times slower
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // WORKERS)))
     client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute(env=env)

@@ -464,15 +464,25 @@ def grad_magic_memory(snap: tracemalloc.Snapshot) -> int:
     """What grad_magic's own lines allocated and still hold. NB: not the warning registries' entries made
     where the warning recorder warns again through the user's filters (`WarningRecorder._warn_again`): Python
     keeps one per warning shown "once per place", the same entry a plain cell makes from torch's own frame
-    (anomaly mode's reports, each one's text unique)."""
+    (anomaly mode's reports, each one's text unique). Nor the forward-trace lists `TraceFilter._format` hands
+    torch, which keeps each in an autograd node's anomaly metadata: nodes still alive at the end (those of
+    cells interrupted in a full backward hook) keep theirs. The soak ends with as many such lists alive (144)
+    as when `traceback.format_list` made them, before the trace cache (02e5cf2): the same retention, which
+    tracemalloc now places in grad_magic's file (not yet known whether torch or IPython holds those nodes)."""
     import inspect
 
-    from grad_magic import warnwatch
+    from grad_magic import stacks, warnwatch
 
-    lines, start = inspect.getsourcelines(warnwatch.WarningRecorder._warn_again)
-    warn_again = start + next(i for i, line in enumerate(lines) if "warnings.warn_explicit(" in line)
-    traces = snap.filter_traces([tracemalloc.Filter(True, grad_magic.__path__[0] + "/*"),
-                                 tracemalloc.Filter(False, warnwatch.__file__, lineno=warn_again)])
+    def line_of(function, text: str) -> int:
+        lines, start = inspect.getsourcelines(function)
+        return start + next(i for i, line in enumerate(lines) if text in line)
+
+    traces = snap.filter_traces([
+        tracemalloc.Filter(True, grad_magic.__path__[0] + "/*"),
+        tracemalloc.Filter(False, warnwatch.__file__,
+                           lineno=line_of(warnwatch.WarningRecorder._warn_again, "warnings.warn_explicit(")),
+        tracemalloc.Filter(False, stacks.__file__, lineno=line_of(stacks.TraceFilter._format, "out, last =")),
+        tracemalloc.Filter(False, stacks.__file__, lineno=line_of(stacks.TraceFilter._format, "out.append("))])
     return sum(stat.size for stat in traces.statistics("filename"))
 
 

@@ -15,6 +15,7 @@ import random
 import signal
 import sys
 import textwrap
+import traceback
 import tracemalloc
 import warnings
 import weakref
@@ -419,13 +420,17 @@ TORCHS_OWN: List[str] = []  # state an interrupt left inside torch's own code (s
 
 
 def in_torch(exc: Optional[BaseException]) -> bool:
-    """Whether the interrupt was raised in torch's own Python code (its innermost frame), not grad_magic's."""
+    """Whether the interrupt was raised in torch's own Python code, not grad_magic's.
+
+    The traceback's innermost frame is the alarm's handler (`alarm_interrupt.interrupt`, this file); the frame
+    it interrupted is the one before it."""
     tb = exc.__traceback__ if isinstance(exc, KeyboardInterrupt) else None
-    if tb is None:
+    frames = [frame for frame, _ in traceback.walk_tb(tb)]
+    while frames and frames[-1].f_code.co_filename == __file__:
+        frames.pop()
+    if not frames:
         return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    path = tb.tb_frame.f_code.co_filename
+    path = frames[-1].f_code.co_filename
     return os.sep + "torch" + os.sep in path and grad_magic.__path__[0] not in path
 
 

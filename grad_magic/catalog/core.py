@@ -26,6 +26,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "No tensor is named on the failing line.",
         "zh": "出错行中没有出现张量变量。",
     },
+    "samples.configured": {
+        "en": "`{dataset}` makes each sample with the {attribute} it was given on line {lineno}: `{code}`.",
+        "zh": "`{dataset}` 用第 {lineno} 行传给它的 {attribute} 生成每个样本：`{code}`。",
+    },
     "where.line": {
         "en": "line {lineno} of the cell",
         "zh": "单元格第 {lineno} 行",

@@ -25,9 +25,8 @@ Path = Tuple[int, ...]
 def field_line(view: RuleContext, lineno: int, batch: torch.Tensor) -> Optional[Tuple[RuleContext, int]]:
     """(the view on `__getitem__`'s cell or file, the line) where the Dataset made the field of its samples that
     `batch` holds, the batch a DataLoader made for the loop on line `lineno` of `view`."""
-    tree = cell_tree(view.record.source)
-    loop = enclosing_statement(tree, lineno) if tree is not None else None
-    if not isinstance(loop, ast.For) or loop.lineno != lineno:
+    loop = _loop(view, lineno)
+    if loop is None:
         return None
     iterated, enumerated = _iterated(loop.iter)
     local = _locals(view, loop)
@@ -41,6 +40,22 @@ def field_line(view: RuleContext, lineno: int, batch: torch.Tensor) -> Optional[
         return None
     line = field_made_at(place, paths[0][1:] if enumerated else paths[0])
     return (place.ctx, line) if line is not None else None
+
+
+def loop_loader(view: RuleContext, lineno: int) -> Optional[torch.utils.data.DataLoader]:
+    """The torch DataLoader that the `for` on line `lineno` of `view` iterates (`enumerate(loader)` too)."""
+    loop = _loop(view, lineno)
+    if loop is None:
+        return None
+    loader = _value(view, _locals(view, loop), _iterated(loop.iter)[0])
+    return loader if isinstance(loader, torch.utils.data.DataLoader) else None
+
+
+def _loop(view: RuleContext, lineno: int) -> Optional[ast.For]:
+    """The `for` statement that starts on line `lineno` of `view`."""
+    tree = cell_tree(view.record.source)
+    loop = enclosing_statement(tree, lineno) if tree is not None else None
+    return loop if isinstance(loop, ast.For) and loop.lineno == lineno else None
 
 
 def field_made_at(place: Place, path: Path) -> Optional[int]:

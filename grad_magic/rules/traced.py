@@ -9,15 +9,17 @@ Never runs user code.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 
-from .. import built
+from .. import built, catalog
 from ..cell import assignments_to, cell_tree, enclosing_statement, qualname_at
 from ..model import Diagnosis
 from ..provenance import MAX_HOPS, Birth, Meta, meta_of
+from .configured import Configured, configured_at
 from .context import RuleContext
 from .places import global_assignment, root, view_on, with_lines
 from .samples import field_line
@@ -31,6 +33,7 @@ class Born:
     at: RuleContext
     lineno: int
     birth: Optional[Birth]
+    configured: Optional[Configured] = None  # the line that handed a Dataset the transform that made it
 
 
 def failing_operands(ctx: RuleContext) -> List[torch.Tensor]:
@@ -59,7 +62,7 @@ def born(ctx: RuleContext, tensor: torch.Tensor, carries: Callable[[Meta], bool]
             field = field_line(at, lineno, batch) if batch is not None else None
             if field is not None:  # NB: the samples carry it, and no op of the user's that the run saw made them
                 return Born(field[0], field[1], None)
-            return Born(at, lineno, found.birth)
+            return Born(at, lineno, found.birth, configured_at(top, found.birth.frames) if found.sampled else None)
         return None
     if found.root is None:
         return None
@@ -159,8 +162,18 @@ def _literal_line(stmt: ast.stmt, label: int) -> Optional[int]:
 
 
 def marked(d: Diagnosis, place: Optional[Born], ctx: RuleContext) -> Diagnosis:
-    """`d` with the line where the odd tensor was born marked too (in its cell), when it is not there yet."""
-    return d if place is None else with_lines(d, place.at, [place.lineno])
+    """`d` with the line where the odd tensor was born marked too (in its cell), when it is not there yet; and
+    the line that handed its Dataset the transform that made it, said."""
+    if place is None:
+        return d
+    d = with_lines(d, place.at, [place.lineno])
+    given = place.configured
+    if given is None:
+        return d
+    said = given.at.say("samples.configured", dataset=given.dataset, attribute=given.attribute,
+                        lineno=given.lineno, code=given.code)
+    return dataclasses.replace(with_lines(d, given.at, [given.lineno]),
+                               why=catalog.sentences([d.why, said], ctx.language))
 
 
 def _safe(test: Callable[[Meta], bool], m: Meta) -> bool:

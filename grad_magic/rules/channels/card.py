@@ -91,8 +91,7 @@ def _origin(ctx: RuleContext, d: Diagnosis, given: ConvInput) -> Diagnosis:
         return d
     said = found.at.say("channels.origin", lineno=found.lineno, shape=shape_text(shape),
                         code=found.at.record.source_line(found.lineno).strip())
-    d = marked(d, found, ctx)
+    d = marked(dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language)), found, ctx)
     kept = kept_dim_fix(found, given) if found.at.record is ctx.record else None
-    if kept is not None:  # NB: fixed where the dimension was dropped: every later use of the tensor needs it
-        d = dataclasses.replace(d, fix=kept)
-    return dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language))
+    # NB: fixed where the dimension was dropped: every later use of the tensor needs it
+    return d if kept is None else dataclasses.replace(d, fix=kept)

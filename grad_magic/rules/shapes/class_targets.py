@@ -135,4 +135,4 @@ def _made_at(ctx: RuleContext, d: Diagnosis, target: Optional[torch.Tensor]) -> 
         return d
     said = found.at.say("shapes.onehot.made_at", lineno=found.lineno,
                         code=found.at.record.source_line(found.lineno).strip())
-    return dataclasses.replace(marked(d, found, ctx), why=catalog.sentences([d.why, said], ctx.language))
+    return marked(dataclasses.replace(d, why=catalog.sentences([d.why, said], ctx.language)), found, ctx)

@@ -84,3 +84,61 @@ def test_a_sample_made_outside_the_transform_names_no_transform(shell):
     d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
     assert (2, 1) not in lines_of(d), lines_of(d)
     assert "makes each sample with" not in d.why, d.why
+
+
+# NB: compiled under a file name that is no cell and no file of the user's: grad_magic reads it as a library's
+LIBRARY = '''\
+exec(compile("""
+import numpy as np
+import torch
+
+class ToTensor:
+    def __call__(self, pic):
+        return torch.from_numpy(np.asarray(pic)[None].copy()).div(255)
+
+class StandardTransform:
+    def __init__(self, transform=None, target_transform=None):
+        self.transform, self.target_transform = transform, target_transform
+
+    def __call__(self, input, target):
+        if self.transform is not None:
+            input = self.transform(input)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return input, target
+
+class MNIST(torch.utils.data.Dataset):
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        self.root, self.train = root, train
+        self.transform, self.target_transform = transform, target_transform
+        self.transforms = StandardTransform(transform, target_transform)
+        self.data = np.zeros((8, 6, 6), dtype=np.uint8)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        return self.transforms(self.data[index], 3)
+""", "<a library>", "exec"))
+conv = torch.nn.Conv2d(3, 4, 3)
+'''
+
+
+def test_a_librarys_dataset_names_the_one_callable_it_was_handed(shell):
+    """No user code ran while the sample was made: the library's Dataset was handed one callable, `transform`
+    (its `transforms` wrapper it made itself; `root` is data)."""
+    cells = ["import torch\n" + LIBRARY, "trainset = MNIST(root='data', train=True,\n"
+                                         "                 transform=ToTensor(), download=True)\n"
+                                         "loader = torch.utils.data.DataLoader(trainset, batch_size=4)\n", LOOP]
+    d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
+    assert (2, 2) in lines_of(d), lines_of(d)
+    assert "`trainset` makes each sample with the transform it was given on line 2 of In [2]: " \
+           "`transform=ToTensor()`" in d.why, d.why
+
+
+def test_a_librarys_dataset_handed_two_callables_names_neither(shell):
+    cells = ["import torch\n" + LIBRARY, "trainset = MNIST(root='data', transform=ToTensor(),\n"
+                                         "                 target_transform=lambda y: y)\n"
+                                         "loader = torch.utils.data.DataLoader(trainset, batch_size=4)\n", LOOP]
+    d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
+    assert "makes each sample with" not in d.why, d.why

@@ -44,7 +44,7 @@ def configured_at(ctx: RuleContext, frames: Sequence[Site]) -> Optional[Configur
     """Where the Dataset behind the loop in `frames` (innermost first) got the callable whose code the inner
     frames ran, when that is one attribute and the statement that built the Dataset hands it over."""
     top = root(ctx)
-    for k in range(len(frames) - 1, 0, -1):  # NB: outermost first; the loop has frames inside it
+    for k in range(len(frames) - 1, -1, -1):  # NB: outermost first
         view = view_on(top, *frames[k])
         loader = loop_loader(view, frames[k][1]) if view is not None else None
         if loader is not None:
@@ -53,20 +53,34 @@ def configured_at(ctx: RuleContext, frames: Sequence[Site]) -> Optional[Configur
 
 
 def _configured(top: RuleContext, dataset: Any, inner: Sequence[Site]) -> Optional[Configured]:
+    """With user frames inside the fetch (`inner`), the attribute whose code they ran. With none, a library's
+    Dataset made the sample in its own code: the one callable the user handed it (a keyword of the statement
+    that built it, kept under the same name), since the rest of what that code runs is the library's."""
     own = instance_dict(dataset) if dataset is not None else None
     if not own:
         return None
-    ran = [name for name, value in list(own.items()) if isinstance(name, str) and _runs(value, inner)]
-    if len(ran) != 1:
+    library = not inner and method_place(top, type(dataset), "__getitem__") is None
+    if not inner and not library:
         return None
+    ran = [name for name, value in list(own.items()) if isinstance(name, str) and _runs(value, inner)]
     for name in top.names.names_for(dataset):
         if name.isidentifier() and top.namespace.get(name) is dataset:
             place = global_assignment(top, name)
-            value = getattr(place.node, "value", None) if place is not None else None
-            given = _given(top, type(dataset), value, ran[0]) if isinstance(value, ast.Call) else None
+            call = getattr(place.node, "value", None) if place is not None else None
+            if not isinstance(call, ast.Call):
+                continue
+            if library:
+                ran = [k.arg for k in call.keywords if k.arg in own and _handed(own[k.arg])]
+            given = _given(top, type(dataset), call, ran[0]) if len(ran) == 1 else None
             if given is not None:
-                return Configured(place.ctx, given.lineno, name, ran[0], _spelled(place.ctx, value, given))
+                return Configured(place.ctx, given.lineno, name, ran[0], _spelled(place.ctx, call, given))
     return None
+
+
+def _handed(value: Any) -> bool:
+    """Whether a Dataset's attribute holds code the user handed it: a callable object or function, not a class
+    and not data."""
+    return callable(value) and not isinstance(value, type)
 
 
 def _dataset(loader: torch.utils.data.DataLoader) -> Any:
@@ -83,15 +97,18 @@ def _runs(value: Any, inner: Sequence[Site]) -> bool:
 
 
 def _codes(value: Any, depth: int) -> Iterator[types.CodeType]:
-    """The code a callable runs when called: a function's own; an object's class's `__call__` (read from the
-    class, without running a descriptor); then, one level down, what its lists and tuples hold (`Compose`)."""
+    """The code a callable runs when called: a function's own; an object's class's `__call__` (a module's
+    `forward`; read from the class, without running a descriptor); then, one level down, what its lists and
+    tuples hold (`Compose`)."""
     code = code_of(value)
     if code is not None:
         yield code
         return
     if isinstance(value, type) or depth == 0:
         return
-    call = inspect.getattr_static(type(value), "__call__", None)
+    # NB: a module's `__call__` is torch's; what it runs of the user's is `forward` (torchvision's transforms are
+    # modules)
+    call = inspect.getattr_static(type(value), "forward" if isinstance(value, torch.nn.Module) else "__call__", None)
     code = code_of(call) if isinstance(call, types.FunctionType) else None
     if code is None:
         return

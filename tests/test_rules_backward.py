@@ -216,6 +216,21 @@ def test_two_carried_states_are_detached_on_one_line():
     assert "`c` and `h`" in d.title
 
 
+def test_a_state_an_earlier_cell_set_to_none_is_detached_only_when_it_is_a_tensor(shell):
+    """`h_state = None` in a cell of its own (MorvanZhou's RNN tutorial): the first iteration gets None, so the
+    fix's detach must let None through -- and the fixed cells run clean."""
+    cells = ["import torch\nrnn = torch.nn.RNN(1, 4, batch_first=True)\n"
+             "opt = torch.optim.SGD(rnn.parameters(), lr=0.01)\n",
+             "h_state = None      # for initial hidden state\n",
+             "%%gradcheck\nfor step in range(3):\n    x = torch.randn(1, 5, 1)\n"
+             "    out, h_state = rnn(x, h_state)\n    loss = out.pow(2).mean()\n"
+             "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"]
+    d = card_of(shell, cells, "backward-twice", raises=RuntimeError)
+    assert d.fix is not None and \
+        "    h_state = h_state.detach() if h_state is not None else None" in d.fix.source.splitlines(), d.fix.source
+    fix_runs_clean(shell, cells, d)
+
+
 def test_a_backward_inside_a_function_called_in_the_loop_gets_no_fix():
     w = torch.randn(2, requires_grad=True)
     loss = (w * 2).sum()

@@ -21,7 +21,7 @@ from ...cell import assignments_to
 from ..context import RuleContext
 from ..kit import calls_in, dotted, function_around, names_an_argument, one_line, optimizer_params, \
     scope_statements
-from ..places import root
+from ..places import global_assignment, root
 from ..traced import failing_operands
 from .causes import Cause, Detach, DetachReads, Move, Recompute, Retain, State, Sum
 from .culprit import Site, alone_on_lines, backward_receiver, names_in
@@ -135,10 +135,13 @@ def carried_state(ctx: RuleContext, tree: ast.Module, read: ast.AST, loop: ast.A
 
 def state_of(ctx: RuleContext, tree: ast.Module, name: str, before: int) -> State:
     """The state `name` as its live value shows it; it starts as None if the cell binds None to it before
-    line `before`."""
+    line `before`, or, when the cell does not bind it there, if the earlier cell that last bound it bound None
+    (`h_state = None` in a cell of its own)."""
     value = ctx.names.lookup(name)
     container = "tuple" if isinstance(value, tuple) else "list" if isinstance(value, list) else ""
-    starts_none = any(_binds_none(s, name) for s in assignments_to(tree, name) if s.lineno < before)
+    before_loop = [s for s in assignments_to(tree, name) if s.lineno < before]
+    earlier = global_assignment(root(ctx), name) if not before_loop else None
+    starts_none = any(_binds_none(s, name) for s in before_loop + ([earlier.node] if earlier is not None else []))
     return State(name, container, starts_none)
 
 

@@ -315,6 +315,22 @@ def test_a_target_with_the_extra_column_is_squeezed_on_the_loss_call(shell):
     assert "criterion(torch.sigmoid(head(x)).view(-1), y.squeeze(1))" in fixed[-1]
 
 
+def test_the_validation_loops_call_of_the_same_loss_is_squeezed_too(shell):
+    """A (N, 1) output against (N,) labels fails in the training loop; the validation loop below calls the same
+    loss on the same expression and would fail the same way: both are squeezed, the labels' loop line untouched."""
+    cells = ["import torch\nmodel = torch.nn.Linear(4, 1)\ncriterion = torch.nn.BCEWithLogitsLoss()\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "batches = [(torch.randn(6, 4), torch.randint(0, 2, (6,)).float()) for _ in range(2)]\n",
+             "%%gradcheck\nfor data, target in batches:\n    output = model(data)\n"
+             "    loss = criterion(output, target)\n    loss.backward()\n    opt.step()\n"
+             "with torch.no_grad():\n    for data, target in batches:\n        output = model(data)\n"
+             "        valid = criterion(output, target)\n"]
+    d = card_of(shell, cells, "target-size-mismatch", raises=ValueError)
+    assert "and in the same loss call on line 10" in d.fix.description, d.fix.description
+    fixed = fix_runs_clean(shell, cells, d)
+    assert fixed[-1].count("criterion(output.squeeze(1), target)") == 2, fixed[-1]
+
+
 def test_a_target_squeezed_out_of_its_batch_of_one_is_marked_where_it_was_squeezed(shell):
     """A batch of one: a helper of an earlier cell `.squeeze()`s the mask and drops the batch dimension with the
     channel one (blind batch b6); the run's record says which op changed the target's first dimension."""

@@ -49,6 +49,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "Squeeze out the size-1 dimension {dim} of `{name}` on line {lineno}",
         "zh": "在第 {lineno} 行去掉 `{name}` 的第 {dim} 维（大小为 1）",
     },
+    "shapes.size.fix_each": {
+        "en": "Squeeze out the size-1 dimension {dim} of `{name}` on line {lineno}, and in the same loss call on "
+              "line {others}",
+        "zh": "在第 {lineno} 行去掉 `{name}` 的第 {dim} 维（大小为 1），并在第 {others} 行同样的损失调用中也去掉",
+    },
     "shapes.size.fix_target": {
         "en": "Give `{name}` its size-1 dimension where it is made (line {lineno}), and the other targets of the "
               "same loss in this function theirs",

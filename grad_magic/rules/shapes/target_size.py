@@ -93,7 +93,7 @@ def target_size_mismatch(ctx: RuleContext, sizes: Sizes) -> Optional[Diagnosis]:
         d = _float_classes(ctx, sizes, shots)
         if d is not None:
             return d
-    fix, squeezed = _squeeze_fix(ctx, call, sizes)
+    fix, squeezed = _squeeze_fix(ctx, tree, call, sizes)
     shared = _target_fix(ctx, tree, call, sizes) if squeezed is not None and squeezed[0] == 0 else None
     fix = shared or fix
     made_line = shared.edits[0] if shared is not None else None
@@ -141,8 +141,11 @@ def _loss_call(ctx: RuleContext, tree: Optional[ast.Module]) -> Any:
     return found[0] if len(found) == 1 and found[0].input is not None and found[0].target is not None else None
 
 
-def _squeeze_fix(ctx: RuleContext, call: Any, sizes: Sizes) -> Tuple[Optional[Fix], Optional[Tuple[int, int]]]:
-    """`.squeeze(k)` on the side with the extra size-1 dimension k; (fix, (side, k)), side 0 the input."""
+def _squeeze_fix(ctx: RuleContext, tree: Optional[ast.Module], call: Any, sizes: Sizes
+                 ) -> Tuple[Optional[Fix], Optional[Tuple[int, int]]]:
+    """`.squeeze(k)` on the side with the extra size-1 dimension k; (fix, (side, k)), side 0 the input. The
+    function's other calls of the same loss given the same expression there (a validation loop's
+    `criterion(output, target)` after the training loop's) get the same squeeze: they would fail the same way."""
     if call is None:
         return None, None
     for side, (longer, shorter) in enumerate(((sizes.input, sizes.target), (sizes.target, sizes.input))):
@@ -151,12 +154,28 @@ def _squeeze_fix(ctx: RuleContext, call: Any, sizes: Sizes) -> Tuple[Optional[Fi
             continue
         node = (call.input, call.target)[side]
         src = ctx.record.source
-        start, end = node_span(src, node)
-        edit = TextEdit(start, end, f"{parenthesised(src[start:end], node)}.squeeze({dim})")
-        fix = make_fix(src, [edit], ctx.say("shapes.size.fix", name=one_line(src, node), dim=dim,
-                                            lineno=ctx.record.error_lineno))
+        name = one_line(src, node)
+        nodes = [node] + _same_argument(ctx, tree, call, side, name)
+        edits = [TextEdit(*node_span(src, n), f"{parenthesised(src[slice(*node_span(src, n))], n)}.squeeze({dim})")
+                 for n in nodes]
+        others = catalog.listing([str(n.lineno) for n in nodes[1:]], ctx.language)
+        fix = make_fix(src, edits, ctx.say("shapes.size.fix_each", name=name, dim=dim, lineno=ctx.record.error_lineno,
+                                           others=others) if nodes[1:] else
+                       ctx.say("shapes.size.fix", name=name, dim=dim, lineno=ctx.record.error_lineno))
         return fix, (side, dim)
     return None, None
+
+
+def _same_argument(ctx: RuleContext, tree: Optional[ast.Module], call: Any, side: int, text: str) -> list:
+    """The argument at position `side` of the other calls, in the failing line's function, of the same callee
+    with two positional arguments, when it is written `text` too."""
+    if tree is None:
+        return []
+    source = ctx.record.source
+    callee = one_line(source, call.call.func)
+    return [c.args[side] for c in ast.walk(function_around(tree, ctx.record.error_lineno))
+            if isinstance(c, ast.Call) and c is not call.call and len(c.args) == 2 and not c.keywords
+            and one_line(source, c.func) == callee and one_line(source, c.args[side]) == text]
 
 
 def _target_fix(ctx: RuleContext, tree: Optional[ast.Module], call: Any, sizes: Sizes) -> Optional[Fix]:

@@ -312,6 +312,17 @@ def test_a_model_frozen_by_a_loop_of_an_earlier_cell_names_the_loop(shell):
     assert (2, 2) in lines_of(d) and (3, 3) in lines_of(d) and d.fix is None
 
 
+def test_a_freeze_loop_inside_an_if_of_an_earlier_cell_names_the_loop_not_the_if(shell):
+    """The finetune block of Ultra-Fast-Lane-Detection (blind batch c4): the loop that froze the model sits in an
+    `if`; the line to change is the loop's (`net.model.parameters()` would keep the head), not the `if`."""
+    cells = [NET, "model = Net()\nfinetune = True\nif finetune:\n    print('finetune')\n"
+                  "    for p in model.parameters():\n        p.requires_grad = False\n",
+             "%%gradcheck\nloss = model(torch.randn(2, 4)).pow(2).mean()\nloss.backward()\n"]
+    d = card_of(shell, cells, "missing-requires-grad", raises=RuntimeError)
+    assert (2, 5) in lines_of(d) and (2, 3) not in lines_of(d), lines_of(d)
+    assert "Line 5 of In [2] (`for p in model.parameters():`) turned requires_grad off." in d.why, d.why
+
+
 def test_a_weight_of_an_earlier_cell_the_optimizer_trains_gets_requires_grad_there(shell):
     cells = ["import torch\nweights = torch.randn(3)\n",
              "%%gradcheck\nopt = torch.optim.SGD([weights], lr=0.1)\nfeatures = torch.randn(5, 3)\n"

@@ -28,7 +28,8 @@ from .culprit import (CUT, FROZEN, LEAF, NO_GRAD, NONDIFF, OUTSIDE, BackwardSite
 from .culprit_integer import integer_tensor
 from .culprit_trace import Tracer
 from .culprit_units import Unit
-from .culprit_where import decorated, freeze_helper, frozen_where, frozen_whole, module_name, short_op
+from .culprit_where import (decorated, freeze_helper, freezing_line, frozen_where, frozen_whole, module_name,
+                            short_op)
 from .fix import (cut_fix, float_fix, frozen_parameter_fix, leaf_fix, no_grad_fix, soft_argmax_fix,
                   soft_threshold_fix)
 from .fix_frozen import helper_fix, listed_fix
@@ -285,8 +286,10 @@ def _frozen(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: Lis
     if freeze is not None:
         why.append(a.say("missing_rg.why_frozen_here", lineno=freeze.lineno, code=code_text(a.record.source, freeze)))
     elif elsewhere is not None:
-        why.append(elsewhere[0].say("missing_rg.why_frozen_here", lineno=elsewhere[1].lineno,
-                                    code=code_text(elsewhere[0].record.source, elsewhere[1])))
+        froze = freezing_line(elsewhere[1], name)
+        why.append(elsewhere[0].say("missing_rg.why_frozen_here", lineno=froze, code=code_text(
+            elsewhere[0].record.source, elsewhere[1]) if froze == elsewhere[1].lineno else
+            elsewhere[0].record.source_line(froze).strip()))
     else:
         why.append(ctx.say("missing_rg.why_frozen_before", name=quote(name)))
     head = last_child(name, obj)
@@ -303,7 +306,7 @@ def _frozen(ctx: RuleContext, at: At, site: BackwardSite, loss: Loss, found: Lis
         return with_lines(with_lines(d, elsewhere[0], [elsewhere[1].lineno]), at.ctx, [c.lineno])
     d = _diagnosis(ctx, loss, lines=[freeze.lineno if freeze is not None else None, c.lineno], fix=None, at=at,
                    **fields)
-    return with_lines(d, elsewhere[0], [elsewhere[1].lineno]) if elsewhere is not None else d
+    return with_lines(d, elsewhere[0], [freezing_line(elsewhere[1], name)]) if elsewhere is not None else d
 
 
 def _head_kept(ctx: RuleContext, elsewhere: Tuple[RuleContext, ast.stmt], name: str, model: Any

@@ -63,6 +63,19 @@ def frozen_where(ctx: RuleContext, module: Any, name: str) -> Optional[Tuple[Rul
     return None
 
 
+def freezing_line(stmt: ast.stmt, name: str) -> int:
+    """The line of a top-level statement (`if cfg.finetune: ...`) that froze the module `name`: the loop over
+    its parameters that holds the freeze (`for param in net.parameters():`, where a fix narrows what is frozen),
+    else the freeze itself; the statement's own line when it holds none (a helper's call)."""
+    head = name.split(".")[0].split("[")[0]
+    inner = freeze_statement(stmt, head)  # type: ignore[arg-type]
+    if inner is None:
+        return stmt.lineno
+    loops = [n for n in ast.walk(stmt) if isinstance(n, ast.For) and n.lineno <= inner.lineno <= (n.end_lineno or 0)
+             and any(isinstance(x, ast.Name) and x.id == head for x in ast.walk(n.iter))]
+    return max(n.lineno for n in loops) if loops else inner.lineno
+
+
 def _freezes(ctx: RuleContext, stmt: ast.stmt, head: str) -> bool:
     mentions = any(isinstance(n, ast.Name) and n.id == head for n in ast.walk(stmt))
     if not mentions or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -33,6 +33,10 @@ RAISED = [
     ("rnn_input", "lstm = nn.LSTM(4, 3)\nx = torch.zeros(2, 5, 6)\nout = lstm(x)\n", "4 input features, given 6"),
     ("rnn_state", "gru = nn.GRU(4, 3, batch_first=True)\nx = torch.zeros(2, 5, 4)\nout = gru(x, torch.zeros(2, 3))\n",
      "2-D"),
+    ("rnn_hidden", "lstm = nn.LSTM(4, 3, num_layers=2, batch_first=True)\nh = torch.zeros(2, 8, 3)\n"
+                   "out = lstm(torch.zeros(5, 6, 4), (h, h))\n", "shaped (2, 8, 3) where its input needs (2, 5, 3)"),
+    ("rnn_hidden", "gru = nn.GRU(4, 3)\nout = gru(torch.zeros(6, 5, 4), torch.zeros(1, 8, 3))\n",
+     "shaped (1, 8, 3) where its input needs (1, 5, 3)"),
     ("too_small", "x = torch.zeros(1, 1, 2, 2)\ny = F.max_pool2d(x, 3)\n", "smaller than the kernel"),
     ("too_small", "conv = nn.Conv2d(1, 1, 5)\nx = torch.zeros(1, 1, 3, 3)\ny = conv(x)\n", "smaller than the kernel"),
     ("pooled_size", "x = torch.zeros(1, 2, 3)\ny = F.max_pool1d(x, kernel_size=5)\n", "size 0"),

@@ -194,6 +194,16 @@ MESSAGES: Dict[str, Dict[str, str]] = {
               "数, 批次, hidden_size)，与 batch_first 无关。这里给的是 {state} 张"
               "量。",
     },
+    "plain.rnn_hidden.title": {
+        "en": "An RNN's hidden state is shaped ({got}) where its input needs ({want})",
+        "zh": "RNN 的隐藏状态形状是 ({got})，而它的输入需要 ({want})",
+    },
+    "plain.rnn_hidden.means": {
+        "en": "An LSTM / GRU needs its hidden state shaped (num_layers * directions, batch, hidden_size), with the "
+              "input's batch size. A state made for a full batch meets a shorter last batch this way.",
+        "zh": "LSTM / GRU 的隐藏状态形状必须是 (num_layers * 方向数, 批次, hidden_size)，批次大小与输入相同。"
+              "为完整批次生成的状态遇到较短的最后一个批次时，就会这样出错。",
+    },
     "plain.too_small.title": {
         "en": "The feature map is smaller than the kernel",
         "zh": "特征图比卷积核还小",

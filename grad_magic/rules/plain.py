@@ -43,6 +43,8 @@ PLAIN: List[Tuple[str, "re.Pattern[str]"]] = [(name, re.compile(pattern)) for na
                   r"\((?P<state>[^)]*)\) tensors?"),
     ("rnn_state", r"For (?P<batched>batched 3-D|unbatched 2-D) input, hx should also be [23]-D but got "
                   r"(?P<state>\d-D) tensor"),
+    # LSTM: "Expected hidden[0] size (2, 3, 8), got [2, 7, 8]" (h; hidden[1]: c); GRU / RNN: "Expected hidden size"
+    ("rnn_hidden", r"Expected hidden(?:\[\d\])? size \((?P<want>[^)]*)\), got \[(?P<got>[^\]]*)\]"),
     ("too_small", r"Given input size: \((?P<inp>[^)]*)\)\. Calculated output size: \((?P<out>[^)]*)\)\. "
                   r"Output size is too small"),
     ("too_small", r"Calculated padded input size per channel: \((?P<inp>[^)]*)\)\. Kernel size: \((?P<out>[^)]*)\)"

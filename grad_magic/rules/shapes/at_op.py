@@ -27,7 +27,8 @@ from ..plain import fill, plain_words, worker_error
 from ..tb import UNKNOWN, local_value_in, node_at
 
 # the plain entries (rules/plain.py) that are a shape error at the op that raised
-AT_OP = frozenset({"broadcast", "expand", "cat", "view_stride", "rnn_input", "rnn_state", "layer_norm", "batch_norm",
+AT_OP = frozenset({"broadcast", "expand", "cat", "view_stride", "rnn_input", "rnn_state", "rnn_hidden", "layer_norm",
+                   "batch_norm",
                    "too_small", "pooled_size", "conv_dims", "bmm", "dot"})
 MAX_OPERANDS = 4
 

@@ -142,3 +142,15 @@ def test_a_librarys_dataset_handed_two_callables_names_neither(shell):
                                          "loader = torch.utils.data.DataLoader(trainset, batch_size=4)\n", LOOP]
     d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
     assert "makes each sample with" not in d.why, d.why
+
+
+def test_the_same_with_other_names_and_the_loop_in_a_helper_of_another_cell(shell):
+    cells = [CLASSES.replace("class Gray:", "class OneChannel:").replace("class Digits(", "class Scans("),
+             "scans = Scans(train=False,\n              transform=OneChannel())\n"
+             "batches = DataLoader(scans, batch_size=4)\n",
+             "def fit(data, layer):\n    for imgs, ys in data:\n        y = layer(imgs)\n",
+             "%%gradcheck\nfit(batches, conv)\n"]
+    d = card_of(shell, cells, "conv-channels", raises=RuntimeError)
+    assert (2, 2) in lines_of(d), lines_of(d)
+    assert "`scans` makes each sample with the transform it was given on line 2 of In [2]: " \
+           "`transform=OneChannel()`" in d.why, d.why

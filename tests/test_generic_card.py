@@ -142,3 +142,18 @@ def test_library_call_and_module_names():
 def test_lightnings_older_words_for_a_dict_without_loss_are_read():
     assert plain_words("No `loss` value in the dictionary returned from `model.training_step()`.")[0] == \
         "step_no_loss"
+
+
+def test_a_hidden_state_made_for_a_full_batch_is_marked_where_it_was_made(shell):
+    """The last, shorter batch meets a state made for `batch_size` rows (udacity's sentiment RNN, blind batch c4):
+    the card marks the line that gave the state its batch size, in the model's `init_hidden` of an earlier cell."""
+    cells = [HEAD + "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.lstm = nn.LSTM(4, 3, batch_first=True)\n\n    def init_hidden(self, n):\n"
+                    "        return (torch.zeros(1, n, 3), torch.zeros(1, n, 3))\n\n"
+                    "    def forward(self, x, h):\n        return self.lstm(x, h)\n\nnet = Net()\n",
+             "%%gradcheck\nbatch_size = 4\nh = net.init_hidden(batch_size)\n"
+             "for x in torch.zeros(10, 5, 4).split(batch_size):\n    out, _ = net(x, h)\n"]
+    made = cells[0].split("\n").index("        return (torch.zeros(1, n, 3), torch.zeros(1, n, 3))") + 1
+    d = card_of(shell, cells, "shape-mismatch", raises=RuntimeError)
+    assert (1, made) in lines_of(d), lines_of(d)
+    assert f"Line {made} of In [1] made the hidden state for a batch of 4" in d.why, d.why

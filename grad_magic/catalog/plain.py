@@ -23,6 +23,10 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "en": "The layer is {layer}, built on line {lineno}: the sizes it expects are set there.",
         "zh": "该层是 {layer}，在第 {lineno} 行构建：它期望的大小就在那里设定。",
     },
+    "opshape.state_made": {
+        "en": "Line {lineno} made the hidden state for a batch of {batch}: `{code}`.",
+        "zh": "第 {lineno} 行按批次大小 {batch} 生成了隐藏状态：`{code}`。",
+    },
     "opshape.reshape": {
         "en": "`.reshape(...)` gives the same values and copies the memory only when it must.",
         "zh": "`.reshape(...)` 得到的值相同，只在必要时才复制内存。",

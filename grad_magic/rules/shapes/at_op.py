@@ -25,6 +25,7 @@ from ..context import RuleContext
 from ..places import root, user_entries, view_on, with_lines
 from ..plain import fill, plain_words, worker_error
 from ..tb import UNKNOWN, local_value_in, node_at
+from ..traced import Born, born, marked
 
 # the plain entries (rules/plain.py) that are a shape error at the op that raised
 AT_OP = frozenset({"broadcast", "expand", "cat", "view_stride", "rnn_input", "rnn_state", "rnn_hidden", "layer_norm",
@@ -64,10 +65,16 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
     node = node_at(cell_tree(source), entry, (ast.Call, ast.BinOp, ast.Subscript, ast.AugAssign))
     lineno = node.lineno if node is not None else entry.tb_lineno
     shapes = _operand_shapes(top, source, entry, node)
-    layer = _layer_built(top, entry, node)
+    # NB: a hidden state of another batch size: where it got that size, not the layer, is what to read
+    state = _state_born(ctx, entry, node, err.params["got"]) if err.name == "rnn_hidden" else None
+    layer = _layer_built(top, entry, node) if err.name != "rnn_hidden" else None
     parts = [at.say("opshape.operands", lineno=lineno, shapes=catalog.listing(shapes, at.language))] if shapes else []
     if layer is not None:
         parts.append(layer[0].say("opshape.layer", layer=layer[2], lineno=layer[1]))
+    if state is not None:
+        batch = err.params["got"].split(",")[1].strip()
+        parts.append(state.at.say("opshape.state_made", lineno=state.lineno, batch=batch,
+                                  code=state.at.record.source_line(state.lineno).strip()))
     fix = _reshape_fix(at, source, node) if err.name == "view_stride" else None
     if fix is not None:
         parts.append(at.say("opshape.reshape", lineno=lineno))
@@ -76,7 +83,22 @@ def op_card(ctx: RuleContext, err: OpShape, kind: str) -> Optional[Diagnosis]:
         kind, ERROR, title=at.say(title_key, **err.params), summary=at.say(f"plain.{err.name}.means", **fill(err.params)),
         what=at.say("generic.what", error_type=ctx.error_type or "Error", error_message=ctx.error_message),
         why=catalog.sentences(parts, at.language), where=at.where(lineno), lines=[lineno], fix=fix)
+    if state is not None:
+        return marked(d, state, ctx)
     return with_lines(d, layer[0], [layer[1]]) if layer is not None else d
+
+
+def _state_born(ctx: RuleContext, entry: Any, node: Optional[ast.AST], got: str) -> Optional[Born]:
+    """Where the run gave the hidden state the line passes (a tensor, or an LSTM's (h, c)) its batch size."""
+    dims = tuple(int(d) for d in got.split(",") if d.strip().lstrip("-").isdigit())
+    if not isinstance(node, ast.Call) or len(dims) != 3:
+        return None
+    for arg in node.args:
+        value = local_value_in(entry.tb_frame, arg)
+        for t in value if isinstance(value, tuple) else (value,):
+            if isinstance(t, torch.Tensor) and tuple(t.shape) == dims:
+                return born(ctx, t, lambda m: len(m.shape) == 3 and m.shape[1] == dims[1])
+    return None
 
 
 def _operands(node: Optional[ast.AST]) -> List[ast.expr]:

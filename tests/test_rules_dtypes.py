@@ -331,6 +331,22 @@ def test_a_tensor_made_from_numpy_in_an_earlier_cell_is_made_float32_there(shell
     assert "features = torch.from_numpy(np.ones((4, 3))).float()" in fix_runs_clean(shell, cells, d)[0]
 
 
+def test_uint8_images_a_tensordataset_was_handed_from_numpy_are_made_float_where_it_was_built(shell):
+    """MNIST arrays wrapped by `TensorDataset(torch.from_numpy(x), ...)` (blind batch c4): no name holds the uint8
+    tensor, the Dataset does; the call that made it is the one whose array is its memory, not the labels' one."""
+    cells = ["import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+             "x_train = np.zeros((8, 1, 6, 6), dtype=np.uint8)\ny_train = np.zeros(8, dtype=np.uint8)\n"
+             "train_data = TensorDataset(torch.from_numpy(y_train).long(), torch.from_numpy(x_train))\n"
+             "loader = DataLoader(train_data, batch_size=4)\nconv = torch.nn.Conv2d(1, 2, 3)\n",
+             "def train():\n    for target, data in loader:\n        out = conv(data)\n",
+             "%%gradcheck\ntrain()\n"]
+    d = card_of(shell, cells, "dtype-mismatch", raises=RuntimeError)
+    assert (1, 6) in lines_of(d), lines_of(d)
+    assert "from a numpy array of uint8: torch keeps the array's dtype" in d.why, d.why
+    fixed = fix_runs_clean(shell, cells, d)
+    assert "TensorDataset(torch.from_numpy(y_train).long(), torch.from_numpy(x_train).float())" in fixed[0], fixed[0]
+
+
 def test_a_model_made_double_in_an_earlier_cell_is_made_float_there(shell):
     cells = ["import torch\nmodel = torch.nn.Linear(3, 1).double()\n",
              "%%gradcheck\nout = model(torch.randn(4, 3))\n"]

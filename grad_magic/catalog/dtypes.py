@@ -18,6 +18,11 @@ MESSAGES: Dict[str, Dict[str, str]] = {
         "zh": "`{name}` 是在第 {lineno} 行（`{code}`）由 numpy 数组生成的：numpy 数组默认是 float64，"
               "而 torch 会保留数组的 dtype。",
     },
+    "dtypes.made.numpy_kept": {
+        "en": "`{name}` was made on line {lineno} (`{code}`) from a numpy array of {dtype}: torch keeps the array's "
+              "dtype.",
+        "zh": "`{name}` 是在第 {lineno} 行（`{code}`）由 {dtype} 的 numpy 数组生成的：torch 会保留数组的 dtype。",
+    },
     "dtypes.made.numpy_tensor": {
         "en": "`{name}` was made on line {lineno} (`{code}`) from a numpy array: numpy makes float64 arrays by "
               "default, and torch.tensor keeps the array's dtype.",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
@@ -23,7 +24,8 @@ import torch
 
 from ..names import instance_dict
 from .context import RuleContext
-from .places import code_of, global_assignment, method_place, root, view_on
+from .kit import dotted, lookup
+from .places import Place, code_of, global_assignment, method_place, root, view_on
 from .samples import loop_loader
 
 Site = Tuple[str, int]  # (filename, line) of a user frame, as provenance records an op's frames
@@ -81,6 +83,44 @@ def _handed(value: Any) -> bool:
     """Whether a Dataset's attribute holds code the user handed it: a callable object or function, not a class
     and not data."""
     return callable(value) and not isinstance(value, type)
+
+
+def handed_array(ctx: RuleContext, frames: Sequence[Site], tensor: torch.Tensor) -> Optional[Tuple[Place, ast.Call]]:
+    """The statement that built the Dataset behind the loop in `frames` and handed it `tensor` (held in its own
+    attributes, as `TensorDataset.tensors`), and the `torch.from_numpy(a)` / `torch.as_tensor(a)` call there whose
+    NumPy array `a` is the memory the tensor has: `TensorDataset(torch.from_numpy(x_train), ...)`."""
+    top = root(ctx)
+    for filename, lineno in reversed(frames):
+        view = view_on(top, filename, lineno)
+        loader = loop_loader(view, lineno) if view is not None else None
+        dataset = _dataset(loader) if loader is not None else None
+        if dataset is None or not _holds(dataset, tensor):
+            continue
+        memory = tensor.untyped_storage().data_ptr() if not tensor.is_meta else 0
+        for name in top.names.names_for(dataset):
+            place = global_assignment(top, name) if name.isidentifier() and top.namespace.get(name) is dataset else None
+            call = getattr(place.node, "value", None) if place is not None else None
+            found = [c for c in ast.walk(call) if isinstance(c, ast.Call) and c.args and memory and
+                     dotted(c.func) in ("torch.from_numpy", "torch.as_tensor") and
+                     _memory_of(lookup(place.ctx, c.args[0])) == memory] if isinstance(call, ast.Call) else []
+            if len(found) == 1:
+                return place, found[0]
+    return None
+
+
+def _holds(dataset: Any, tensor: torch.Tensor) -> bool:
+    """Whether the Dataset's own attributes hold `tensor`, directly or in a tuple or list."""
+    for value in list((instance_dict(dataset) or {}).values()):
+        if value is tensor or type(value) in (tuple, list) and any(v is tensor for v in value):
+            return True
+    return False
+
+
+def _memory_of(array: Any) -> Optional[int]:
+    """The address of a NumPy array's own data. NB: numpy is no dependency: an array exists only where the user
+    imported it."""
+    np = sys.modules.get("numpy")
+    return array.__array_interface__["data"][0] if np is not None and type(array) is np.ndarray else None
 
 
 def _dataset(loader: torch.utils.data.DataLoader) -> Any:

@@ -39,6 +39,8 @@ def why_made(ctx: RuleContext, origin: Optional[Origin], name: str, dtype: str) 
         return ctx.say("dtypes.made.unknown", name=name, dtype=dtype)
     # NB: a statement that binds no name the tensor has (a library's loop on `trainer.fit(...)` made the batch)
     how = origin.how if origin.name or origin.how != "other" else "nameless"
+    if how == "numpy" and dtype and dtype != "float64":  # NB: numpy's default is float64; uint8 images keep theirs
+        how = "numpy_kept"
     made = ctx.say(f"dtypes.made.{how}", name=origin.name, dtype=dtype, lineno=origin.stmt.lineno,
                    code=ctx.record.source_line(origin.stmt.lineno).strip())
     if origin.name and name and origin.name != name:

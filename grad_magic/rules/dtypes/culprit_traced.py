@@ -17,6 +17,8 @@ import torch
 from ...cell import cell_tree, enclosing_statement
 from ...facts import dtype_name
 from ..context import RuleContext
+from ..configured import handed_array
+from ..kit import one_line
 from ..places import root, view_on
 from .culprit_beyond import global_origin
 from .culprit_origin import Origin, made_by
@@ -57,6 +59,11 @@ def traced_origin(ctx: RuleContext, dtype: str, want: str, position: Optional[in
             return Traced(made[1], made[0], odd, names)
         if not found.path:
             return None
+        handed = handed_array(top, found.path[-1].frames, found.root) if found.root is not None else None
+        if handed is not None:  # NB: a Dataset holds it (`TensorDataset(torch.from_numpy(x), ...)`), no name does
+            place, call = handed
+            name = names[0] if names else one_line(place.ctx.record.source, call)
+            return Traced(place.ctx, made_by(place.ctx, name, place.node, want, call, "from_numpy"), odd, names)
         birth = found.path[-1]  # NB: read a tensor no name holds, made by an op the tracker does not see
     for filename, lineno in birth.frames[:1]:
         at = view_on(top, filename, lineno)

@@ -8,8 +8,11 @@ attributes (a function, an object whose class's `__call__` is the user's, or one
 statement that bound the Dataset then turns the attribute into a line: the keyword of that name (or the
 argument `__init__` stores in it).
 
-May touch: the Dataset's own attribute dict (never a property), the NameIndex, the cells' ast. Never runs user
-code.
+`handed_array` does the same for a tensor a Dataset holds (`TensorDataset.tensors`): the `torch.from_numpy(a)` call
+of the statement that built it whose array is the tensor's memory.
+
+May touch: the Dataset's own attribute dict (never a property), the NameIndex, the cells' ast, a NumPy array's
+address. Never runs user code.
 """
 from __future__ import annotations
 
